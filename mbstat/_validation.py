@@ -1,0 +1,89 @@
+"""Argument checks with one wording for the whole package.
+
+Every public function validates its scalar arguments here, so that a user
+meets the same message shape everywhere: ``<param> must be <rule>; got <value>``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+__all__ = [
+    "check_alpha",
+    "check_choice",
+    "check_int",
+    "check_number",
+    "check_seed",
+]
+
+
+def _fail(name: str, rule: str, value) -> ValueError:
+    return ValueError(f"{name} must be {rule}; got {value!r}")
+
+
+def check_number(name, value, *, low=None, high=None, closed="both", allow_none=False):
+    """Return ``value`` as float after checking it lies in an interval.
+
+    ``closed`` is one of "both", "left", "right", "neither" as in
+    scikit-learn's ``Interval``.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+    value = float(value)
+    if math.isnan(value):
+        raise _fail(name, "a number, not NaN", value)
+    left = closed in ("both", "left")
+    right = closed in ("both", "right")
+    if low is not None and (value < low or (value == low and not left)):
+        raise _fail(name, _interval(low, high, left, right), value)
+    if high is not None and (value > high or (value == high and not right)):
+        raise _fail(name, _interval(low, high, left, right), value)
+    return value
+
+
+def _interval(low, high, left, right) -> str:
+    if high is None:
+        return f"{'>=' if left else '>'} {low}"
+    if low is None:
+        return f"{'<=' if right else '<'} {high}"
+    return f"in {'[' if left else '('}{low}, {high}{']' if right else ')'}"
+
+
+def check_int(name, value, *, low=None, high=None, allow_none=False):
+    """Return ``value`` as int after checking it is an integer in [low, high]."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise _fail(name, _interval(low, high, True, True), value)
+    return value
+
+
+def check_alpha(alpha, name: str = "alpha") -> float:
+    """Significance level: a number in the open interval (0, 1)."""
+    return check_number(name, alpha, low=0.0, high=1.0, closed="neither")
+
+
+def check_choice(name, value, options: Iterable[str]):
+    """Check that ``value`` is one of ``options`` (strings)."""
+    options = tuple(options)
+    if not isinstance(value, str) or value not in options:
+        listed = ", ".join(repr(o) for o in options)
+        raise ValueError(f"{name} must be one of {listed}; got {value!r}")
+    return value
+
+
+def check_seed(seed):
+    """Accept None, an int >= 0 or a numpy Generator; return a Generator."""
+    import numpy as np
+
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None:
+        check_int("seed", seed, low=0)
+    return np.random.default_rng(seed)

@@ -1,0 +1,45 @@
+"""What every Markov-blanket learner does before and after its search."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ci.base import CITester
+
+__all__ = ["prepare", "strongest", "weakest"]
+
+
+def prepare(data, target, *, test, alpha, backend, discretize=None, na="raise",
+            test_args=None, candidates=None):
+    """Build the tester and resolve the target and candidates.
+
+    Returns (tester, target name, list of candidate names).
+    """
+    tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize, na=na,
+                      **(test_args or {}))
+    ds = tester.dataset
+    t = ds.index(target, "target")
+    if ds.n_rows and tester.test_obj.kind == "discrete" and ds.kinds[t] == "discrete":
+        if len(np.unique(ds.codes[:, t])) < 2:
+            raise ValueError(f"target {ds.names[t]!r} is constant: there is nothing to explain")
+    if candidates is None:
+        cands = [name for j, name in enumerate(ds.names) if j != t]
+    else:
+        idx = ds.indices(candidates, "candidates")
+        if t in idx:
+            raise ValueError(f"candidates include the target {ds.names[t]!r}")
+        cands = [ds.names[j] for j in idx]
+        if not cands:
+            raise ValueError("candidates must name at least one variable")
+    return tester, ds.names[t], cands
+
+
+def strongest(batch) -> int:
+    """Index of the most dependent candidate: smallest log p, then largest statistic."""
+    return int(np.lexsort((-batch.statistic, batch.log_pvalue))[0])
+
+
+def weakest(results) -> int:
+    """Index of the least dependent of a list of CIResults: largest log p, then smallest statistic."""
+    logp = np.array([r.log_pvalue for r in results])
+    stat = np.array([r.statistic for r in results])
+    return int(np.lexsort((stat, -logp))[0])

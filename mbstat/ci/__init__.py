@@ -1,0 +1,69 @@
+"""Conditional-independence tests: one interface, batched, CPU or GPU.
+
+>>> import mbstat
+>>> res = mbstat.ci_test(data, "HR", "CO", z=["HRBP"], test="g2")
+>>> print(res)          # prints like R's htest
+"""
+from __future__ import annotations
+
+from .base import CIBatch, CIResult, CITest, CITester, format_pvalue
+from .contingency import ContingencyTest, PermutationTest, chi2_logsf
+from .gaussian import FisherZ
+from .oracle import DSeparationOracle
+from .registry import TESTS, make_test, tests_table
+
+__all__ = [
+    "CIBatch", "CIResult", "CITest", "CITester", "ContingencyTest", "DSeparationOracle",
+    "FisherZ", "PermutationTest", "TESTS", "chi2_logsf", "ci_test", "ci_test_batch",
+    "cond_mutual_info", "format_pvalue", "make_test", "tests_table",
+]
+
+
+def ci_test(data, x, y, z=(), test="g2", *, alpha=0.05, backend=None, discretize=None,
+            na="raise", **test_args) -> CIResult:
+    """Test whether x is independent of y given z.
+
+    Parameters
+    ----------
+    data : DataFrame, 2-D ndarray or Dataset
+    x : variable or set of variables
+        Name or position; a list of several forms one joint variable.
+    y : variable
+    z : variables, optional
+        Conditioning set.
+    test : str
+        One of :data:`TESTS` (see :func:`tests_table`): "g2" (default),
+        "g2-adf", "x2", "x2-adf", "mc-g2", "mc-x2", "fisher_z", "oracle".
+    alpha : float
+        Level of the decision reported by ``result.independent``.
+    backend : {"auto", "cpu", "gpu"}, optional
+    discretize : int, optional
+        Bin continuous columns into this many equal-frequency bins.
+    **test_args
+        Arguments of the chosen test (``B``, ``seed``, ``min_per_cell``, ``dag``).
+
+    Returns
+    -------
+    CIResult
+    """
+    tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize,
+                      na=na, **test_args)
+    return tester.test(x, y, z)
+
+
+def ci_test_batch(data, xs, y, z=(), test="g2", *, alpha=0.05, backend=None,
+                  discretize=None, na="raise", **test_args) -> CIBatch:
+    """Test each x in ``xs`` against y given z in one pass over the data."""
+    if isinstance(xs, str) or not hasattr(xs, "__iter__"):
+        raise TypeError("xs must be a list of variables (or of variable sets)")
+    xs = list(xs)
+    if not xs:
+        raise ValueError("xs must name at least one candidate variable")
+    tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize,
+                      na=na, **test_args)
+    return tester.test_many(xs, y, z)
+
+
+def cond_mutual_info(data, x, y, z=(), *, backend=None) -> float:
+    """Conditional mutual information I(x; y | z) in nats (plug-in estimate)."""
+    return ci_test(data, x, y, z, "g2", backend=backend).mi

@@ -1,0 +1,383 @@
+"""The CI-test interface: results, batches, the test protocol and the engine.
+
+A :class:`CITester` binds one data set, one test and one significance level.
+Algorithms ask it questions (``test`` for one, ``test_many`` for a batch of
+candidates against one target given one conditioning set); it answers from
+its cache when the same question was asked before, and logs every test it
+really performs.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["CIResult", "CIBatch", "CITest", "CITester", "format_pvalue"]
+
+#: Below this, R prints "p-value < 2.2e-16".
+_EPS = 2.220446049250313e-16
+
+
+def format_pvalue(p: float, digits: int = 4) -> str:
+    """Format a p-value the way R's ``format.pval`` does."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "NA"
+    if p < _EPS:
+        return "< 2.2e-16"
+    return f"{p:.{digits}g}"
+
+
+def _set_label(names) -> str:
+    return names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class CIResult:
+    """The outcome of one conditional-independence test of x and y given z.
+
+    Attributes
+    ----------
+    statistic, df, pvalue : float
+        As in scipy's ``Chi2ContingencyResult``; ``df`` is NaN where a test has none.
+    log_pvalue : float
+        Natural log of the p-value, accurate where the p-value underflows to 0:
+        rank by this (or by the statistic), never by ``pvalue``.
+    mi : float
+        Association on the mutual-information scale (nats): G2 / 2n for
+        discrete tests, -log(1 - r^2) / 2 for fisher_z.
+    test : str
+        Name of the test in :data:`mbstat.ci.TESTS`.
+    n : int
+        Rows used.
+    x : tuple of str
+        The tested variable(s); several names form one joint variable.
+    y : str
+    z : tuple of str
+    alpha : float or None
+        Significance level the decision uses.
+    skipped : bool
+        True when a power rule declined the test and declared independence.
+    """
+
+    statistic: float
+    df: float
+    pvalue: float
+    log_pvalue: float
+    mi: float
+    test: str
+    n: int
+    x: tuple
+    y: str
+    z: tuple = ()
+    alpha: float | None = None
+    skipped: bool = False
+    method: str = field(default="", repr=False)
+    statistic_name: str = field(default="statistic", repr=False)
+
+    @property
+    def independent(self) -> bool:
+        """Decision at ``alpha``: True when independence is not rejected."""
+        if self.alpha is None:
+            raise ValueError("this result has no alpha; compare pvalue with your level")
+        return self.skipped or self.pvalue > self.alpha
+
+    def __str__(self) -> str:
+        cond = f" | {' + '.join(self.z)}" if self.z else ""
+        stat = self.statistic_name
+        df = "" if math.isnan(self.df) else f", df = {self.df:.6g}"
+        p = format_pvalue(self.pvalue)
+        p = f"p-value {p}" if p.startswith("<") else f"p-value = {p}"
+        lines = [
+            "",
+            f"\t{self.method or self.test}",
+            "",
+            f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
+            f"{stat} = {self.statistic:.5g}{df}, {p}",
+            "alternative hypothesis: true value is greater than 0",
+            "sample estimates:",
+            f"mutual information (nats): {self.mi:.6g}",
+        ]
+        if self.skipped:
+            lines.append("note: too few rows per cell; independence assumed (power rule)")
+        return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class CIBatch:
+    """Results of many x tested against one y given one z, as arrays."""
+
+    xs: tuple
+    y: str
+    z: tuple
+    test: str
+    n: int
+    alpha: float | None
+    statistic: np.ndarray = field(repr=False)
+    df: np.ndarray = field(repr=False)
+    pvalue: np.ndarray = field(repr=False)
+    log_pvalue: np.ndarray = field(repr=False)
+    mi: np.ndarray = field(repr=False)
+    skipped: np.ndarray = field(repr=False)
+    method: str = field(default="", repr=False)
+    statistic_name: str = field(default="statistic", repr=False)
+
+    def __len__(self) -> int:
+        return len(self.xs)
+
+    def __getitem__(self, i: int) -> CIResult:
+        return CIResult(
+            statistic=float(self.statistic[i]),
+            df=float(self.df[i]),
+            pvalue=float(self.pvalue[i]),
+            log_pvalue=float(self.log_pvalue[i]),
+            mi=float(self.mi[i]),
+            test=self.test,
+            n=self.n,
+            x=self.xs[i],
+            y=self.y,
+            z=self.z,
+            alpha=self.alpha,
+            skipped=bool(self.skipped[i]),
+            method=self.method,
+            statistic_name=self.statistic_name,
+        )
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    @property
+    def independent(self) -> np.ndarray:
+        """Decisions at alpha (True: independence not rejected)."""
+        return self.skipped | (self.pvalue > self.alpha)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The batch as a DataFrame indexed by the x label."""
+        return pd.DataFrame(
+            {
+                "statistic": self.statistic,
+                "df": self.df,
+                "pvalue": self.pvalue,
+                "log_pvalue": self.log_pvalue,
+                "mi": self.mi,
+            },
+            index=pd.Index([_set_label(x) for x in self.xs], name="x"),
+        )
+
+
+class CITest:
+    """Protocol of a conditional-independence test.
+
+    Subclasses set ``name``, ``method`` (the htest title), ``statistic_name``
+    and ``kind`` ("discrete", "continuous" or "oracle") and implement
+    :meth:`batch`. The engine calls ``batch`` with column positions only.
+    """
+
+    name = "test"
+    method = "conditional independence test"
+    statistic_name = "statistic"
+    kind = "discrete"
+    joint_x = True  # accepts a set of variables as x
+
+    def check(self, tester, columns) -> None:
+        """Raise when the data cannot be tested (default: discrete data)."""
+        if self.kind == "discrete":
+            tester.dataset.require_discrete(columns, self.name)
+
+    def batch(self, tester, xs, y, z) -> dict:
+        """Test each x in ``xs`` (tuples of column positions) against y given z.
+
+        Returns a dict of float arrays ``statistic, df, pvalue, log_pvalue, mi``
+        and optionally a bool array ``skipped``.
+        """
+        raise NotImplementedError
+
+
+class CITester:
+    """One data set, one test, one level: the engine algorithms talk to.
+
+    Parameters
+    ----------
+    data : Dataset, DataFrame, ndarray or BayesianNetwork
+        A BayesianNetwork is accepted with ``test="oracle"`` (no rows needed).
+    test : str or CITest
+        A name from :data:`mbstat.ci.TESTS` or a test object.
+    alpha : float
+        Significance level of the decisions.
+    backend : {"auto", "cpu", "gpu"} or None
+        Where tables are counted (None: the global default).
+    **test_args
+        Arguments of the test (see :data:`mbstat.ci.TESTS`).
+    """
+
+    def __init__(self, data, test="g2", *, alpha=0.05, backend=None, discretize=None,
+                 na="raise", **test_args):
+        from .._validation import check_alpha
+        from ..backend import resolve_backend
+        from ..data import Dataset, as_dataset
+        from .registry import make_test
+
+        self.alpha = check_alpha(alpha)
+        self.test_obj = make_test(test, data=data, **test_args)
+        if self.test_obj.kind == "oracle" and not isinstance(
+            data, (Dataset, pd.DataFrame, np.ndarray)
+        ):
+            data = _names_only(self.test_obj.nodes)
+        self.dataset = as_dataset(data, na=na, discretize=discretize)
+        self.backend = resolve_backend(backend)
+        self.xp = self.backend.xp
+        self._codes_t = None
+        self._strata = {}
+        self._cache = {}
+        self._log = []
+        self.n_tests = 0
+        self.n_cache_hits = 0
+        self.n_skipped = 0
+        self.elapsed = 0.0
+
+    # ----------------------------------------------------------- data access
+    @property
+    def test_name(self) -> str:
+        return self.test_obj.name
+
+    @property
+    def n(self) -> int:
+        return self.dataset.n_rows
+
+    def columns(self, idx):
+        """Device array (len(idx), n) of the codes of columns ``idx`` (compact dtype)."""
+        if self._codes_t is None:
+            self._codes_t = self.xp.asarray(np.ascontiguousarray(self.dataset.codes.T))
+        return self._codes_t[np.asarray(idx, dtype=np.intp)]
+
+    def strata(self, z: tuple):
+        """Compact stratum codes of the conditioning set z (cached).
+
+        Returns (code array (n,), observed strata, declared strata as float).
+        """
+        hit = self._strata.get(z)
+        if hit is None:
+            from .counting import joint_code
+
+            cols = list(self.columns(z)) if z else []
+            cards = self.dataset.cardinalities[list(z)]
+            code, card = joint_code(cols, cards, self.xp, self.n)
+            hit = (code.astype(self.xp.int64), card, float(np.prod(cards.astype(np.float64))))
+            if len(self._strata) > 4096:
+                self._strata.clear()
+            self._strata[z] = hit
+        return hit
+
+    # --------------------------------------------------------------- queries
+    def _var(self, v, param):
+        return self.dataset.index(v, param)
+
+    def _xkey(self, x) -> tuple:
+        if isinstance(x, (str, numbers.Integral)):
+            return (self._var(x, "x"),)
+        key = tuple(sorted(self.dataset.indices(x, "x")))
+        if not key:
+            raise ValueError("x must name at least one variable")
+        return key
+
+    def test(self, x, y, z=(), phase: str = "") -> CIResult:
+        """Test x (a variable or a set of variables) against y given z."""
+        return self.test_many([x], y, z, phase)[0]
+
+    def test_many(self, xs, y, z=(), phase: str = "") -> CIBatch:
+        """Test every x in ``xs`` against y given z, in one pass over the data."""
+        import time
+
+        t0 = time.perf_counter()
+        yi = self._var(y, "y")
+        zkey = tuple(sorted(self.dataset.indices(z, "z")))
+        xkeys = [self._xkey(x) for x in xs]
+        zset = set(zkey)
+        if yi in zset:
+            raise ValueError(f"y ({self.dataset.names[yi]!r}) is also in z")
+        for xk in xkeys:
+            if yi in xk or zset.intersection(xk):
+                names = [self.dataset.names[j] for j in xk]
+                where = "y" if yi in xk else "z"
+                raise ValueError(f"x {names} overlaps {where}; x, y and z must be disjoint")
+        todo, todo_pos, hits = [], [], {}
+        for i, xk in enumerate(xkeys):
+            hit = self._cache.get((frozenset((xk, (yi,))), zkey))
+            if hit is None:
+                todo.append(xk)
+                todo_pos.append(i)
+            else:
+                hits[i] = hit
+        self.n_cache_hits += len(hits)
+        if todo:
+            self.test_obj.check(self, [yi, *zkey, *{j for xk in todo for j in xk}])
+            res = self.test_obj.batch(self, todo, yi, zkey)
+            if res.get("skipped") is None:
+                res["skipped"] = np.zeros(len(todo), dtype=bool)
+            self._record(todo, yi, zkey, res, phase)
+        if not hits and todo:
+            out = {name: res[name] for name in _FIELDS}
+        else:
+            out = {name: np.empty(len(xkeys), dtype=bool if name == "skipped" else float)
+                   for name in _FIELDS}
+            for i, hit in hits.items():
+                for name, value in zip(_FIELDS, hit):
+                    out[name][i] = value
+            if todo:
+                for name in _FIELDS:
+                    out[name][todo_pos] = res[name]
+        names = self.dataset.names
+        self.elapsed += time.perf_counter() - t0
+        return CIBatch(
+            xs=tuple(tuple(names[j] for j in xk) for xk in xkeys),
+            y=names[yi],
+            z=tuple(names[j] for j in zkey),
+            test=self.test_name,
+            n=self.n,
+            alpha=self.alpha,
+            method=self.test_obj.method,
+            statistic_name=self.test_obj.statistic_name,
+            **out,
+        )
+
+    def _record(self, todo, yi, zkey, res, phase) -> None:
+        """Cache and log the tests just performed."""
+        names = self.dataset.names
+        zlabel = tuple(names[j] for j in zkey)
+        ylabel = names[yi]
+        rows = zip(*(res[name].tolist() for name in _FIELDS))
+        for xk, row in zip(todo, rows):
+            self._cache[(frozenset((xk, (yi,))), zkey)] = row
+            self._log.append((_set_label([names[c] for c in xk]), ylabel, zlabel, *row, phase))
+        self.n_tests += len(todo)
+        self.n_skipped += int(np.count_nonzero(res["skipped"]))
+
+    @property
+    def log(self) -> pd.DataFrame:
+        """Every test performed, in order, with its decision at alpha."""
+        cols = ["x", "y", "z", *_FIELDS, "phase"]
+        frame = pd.DataFrame(self._log, columns=cols)
+        frame["z"] = frame["z"].map(lambda z: ", ".join(z))
+        frame.insert(frame.columns.get_loc("skipped"), "independent",
+                     frame["skipped"].astype(bool) | (frame["pvalue"] > self.alpha))
+        frame["skipped"] = frame["skipped"].astype(bool)
+        frame.index = pd.RangeIndex(1, len(frame) + 1, name="test")
+        return frame
+
+
+_FIELDS = ("statistic", "df", "pvalue", "log_pvalue", "mi", "skipped")
+
+
+def _names_only(nodes):
+    """A zero-row Dataset carrying only variable names (for oracle tests)."""
+    from ..data import Dataset
+
+    p = len(nodes)
+    return Dataset(
+        codes=np.zeros((0, p), dtype=np.uint8, order="F"),
+        levels=tuple(() for _ in nodes),
+        names=tuple(nodes),
+        kinds=tuple("oracle" for _ in nodes),
+    )

@@ -1,0 +1,154 @@
+"""Counting contingency tables in batches, on numpy or CuPy.
+
+Every table is addressed by a mixed-radix code ``((z * |X| + x) * |Y| + y)``
+in int64, offset by ``candidate * cells`` so that the tables of a whole batch
+of candidates come out of one ``bincount`` (dense) or one ``unique`` (sparse:
+observed configurations only, used when the cells outnumber the rows).
+Nothing here loops over rows or strata in Python.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["joint_code", "table_statistics", "to_numpy"]
+
+#: Largest code we let a mixed-radix product reach before compressing.
+_CODE_LIMIT = 2**40
+#: Dense counting while cells per table <= this many times the rows.
+_DENSE_FACTOR = 4
+
+
+def to_numpy(a):
+    """A host numpy array from a numpy or CuPy array."""
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def compress(code, xp):
+    """Renumber codes to 0..(observed configurations - 1)."""
+    uniq, inv = xp.unique(code, return_inverse=True)
+    return inv.reshape(code.shape).astype(xp.int64), int(uniq.shape[0])
+
+
+def joint_code(columns, cards, xp, n_rows: int):
+    """One code for the joint configuration of several columns.
+
+    Parameters
+    ----------
+    columns : sequence of int arrays, each shape (n,) (or (k, n) for a batch)
+    cards : sequence of int, declared number of levels of each column
+
+    Returns
+    -------
+    code : int64 array, values in [0, card)
+    card : int
+        Number of code values in use: the product of the declared levels, or
+        the number of observed configurations once that product exceeds the
+        rows (so tables never have more strata than observations).
+    """
+    if len(columns) == 0:
+        return xp.zeros(n_rows, dtype=xp.int64), 1
+    if len(columns) == 1:  # no arithmetic needed: keep the compact dtype
+        code, card = columns[0], int(cards[0])
+    else:
+        code = xp.zeros(columns[0].shape, dtype=xp.int64)
+        card = 1
+        for col, r in zip(columns, cards):
+            if card * int(r) > _CODE_LIMIT:
+                code, card = compress(code, xp)
+            code = code * int(r) + col.astype(xp.int64)
+            card *= int(r)
+    if card > n_rows and code.ndim == 1:
+        code, card = compress(code, xp)
+    return code, card
+
+
+def table_statistics(xcodes, rx, y, ry: int, z, rz: int, xp):
+    """G2, X2 and adjusted df of a batch of tables X_i x Y | Z.
+
+    Parameters
+    ----------
+    xcodes : int64 array (k, n)
+        Codes of k candidate (possibly joint) variables X_i.
+    rx : int array (k,)
+        Number of codes each X_i may take (its table rows).
+    y : int64 array (n,), codes in [0, ry)
+    z : int64 array (n,), stratum codes in [0, rz)
+
+    Returns
+    -------
+    dict of numpy arrays of shape (k,): ``g2``, ``x2``, ``df_adjusted``
+    (bnlearn's heuristic: per stratum, (non-empty rows - 1) * (non-empty
+    columns - 1), summed) and ``cells`` (observed cells).
+    """
+    k, n = xcodes.shape
+    rxm = int(np.max(rx))
+    cells = rz * rxm * ry
+    if k * cells >= 2**62:  # would overflow int64: one table at a time
+        parts = [table_statistics(xcodes[i : i + 1], rx[i : i + 1], y, ry, z, rz, xp) for i in range(k)]
+        return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    if cells <= _DENSE_FACTOR * n and xp is np:
+        from ._kernels import dense_table_statistics
+
+        out = dense_table_statistics(xcodes, y, z, rz, rxm, ry)
+        return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
+    keys = xcodes.astype(xp.int64) * ry + (z * (rxm * ry) + y)[None, :]
+    keys += (xp.arange(k, dtype=xp.int64) * cells)[:, None]
+    if cells <= _DENSE_FACTOR * n:
+        return _dense(keys.ravel(), k, rz, rxm, ry, xp)
+    return _sparse(keys.ravel(), k, n, rz, rxm, ry, cells, xp)
+
+
+def _dense(keys, k, rz, rxm, ry, xp):
+    counts = xp.bincount(keys, minlength=k * rz * rxm * ry)
+    counts = counts.reshape(k, rz, rxm, ry).astype(xp.float64)
+    nxz = counts.sum(axis=3)
+    nyz = counts.sum(axis=2)
+    nz = nyz.sum(axis=2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = nxz[..., :, None] * nyz[..., None, :] / nz[..., None, None]
+        g2 = 2.0 * xp.where(counts > 0, counts * xp.log(counts / expected), 0.0).sum(axis=(1, 2, 3))
+        x2 = xp.where(expected > 0, (counts - expected) ** 2 / expected, 0.0).sum(axis=(1, 2, 3))
+    rows = (nxz > 0).sum(axis=2)
+    cols = (nyz > 0).sum(axis=2)
+    df_adj = (xp.maximum(rows - 1, 0) * xp.maximum(cols - 1, 0)).sum(axis=1)
+    return {
+        "g2": to_numpy(xp.maximum(g2, 0.0)),
+        "x2": to_numpy(xp.maximum(x2, 0.0)),
+        "df_adjusted": to_numpy(df_adj).astype(np.float64),
+        "cells": to_numpy((counts > 0).sum(axis=(1, 2, 3))),
+    }
+
+
+def _group_sums(ids, weights, xp):
+    """Sum of ``weights`` over equal ``ids``, broadcast back to each entry."""
+    _, inv = xp.unique(ids, return_inverse=True)
+    inv = inv.ravel()
+    return xp.bincount(inv, weights=weights)[inv]
+
+
+def _sparse(keys, k, n, rz, rxm, ry, cells, xp):
+    uniq, counts = xp.unique(keys, return_counts=True)
+    counts = counts.astype(xp.float64)
+    stratum = uniq // (rxm * ry)  # (candidate, z) id
+    xz = uniq // ry  # (candidate, z, x) id
+    yz = stratum * ry + uniq % ry  # (candidate, z, y) id
+    nxz = _group_sums(xz, counts, xp)
+    nyz = _group_sums(yz, counts, xp)
+    nz = _group_sums(stratum, counts, xp)
+    ratio = counts * nz / (nxz * nyz)
+    cand = uniq // cells
+    g2 = 2.0 * xp.bincount(cand, weights=counts * xp.log(ratio), minlength=k)
+    x2 = xp.bincount(cand, weights=counts * ratio, minlength=k) - n
+    # adjusted df: non-empty rows and columns per non-empty stratum
+    rows_stratum = xp.unique(xz) // rxm
+    cols_stratum = xp.unique(yz) // ry
+    strata, n_rows = xp.unique(rows_stratum, return_counts=True)
+    _, n_cols = xp.unique(cols_stratum, return_counts=True)
+    per_stratum = (xp.maximum(n_rows - 1, 0) * xp.maximum(n_cols - 1, 0)).astype(xp.float64)
+    df_adj = xp.bincount(strata // rz, weights=per_stratum, minlength=k)
+    return {
+        "g2": to_numpy(xp.maximum(g2, 0.0)),
+        "x2": to_numpy(xp.maximum(x2, 0.0)),
+        "df_adjusted": to_numpy(df_adj),
+        "cells": to_numpy(xp.bincount(cand, minlength=k)),
+    }

@@ -1,0 +1,365 @@
+"""Benchmark data: Bayesian networks, synthetic generators and small real data sets.
+
+* :func:`load_network` / :func:`sample_network` — the discrete benchmark
+  networks of the bnlearn repository shipped with the package
+  (:func:`list_networks`).
+* :func:`make_parity` — the near-parity domains of Margaritis (2009).
+* :func:`make_corral` — CorrAL, CorrAL-46 and CorrAL-47 as in Liu et al.
+* :func:`load_wine`, :func:`load_wdbc`, :func:`load_diabetes` — scikit-learn's
+  bundled copies of the UCI data sets, as DataFrames.
+"""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._validation import check_choice, check_int, check_number, check_seed
+from .bn import BayesianNetwork, read_bif
+
+__all__ = [
+    "DATA_DIR",
+    "NETWORK_DIR",
+    "list_networks",
+    "load_diabetes",
+    "load_network",
+    "load_wdbc",
+    "load_wine",
+    "make_corral",
+    "make_parity",
+    "sample_network",
+]
+
+#: Data shipped inside the package.
+DATA_DIR = Path(__file__).resolve().parent / "data"
+#: The benchmark networks, one gzip-compressed BIF file each.
+NETWORK_DIR = DATA_DIR / "networks"
+
+_SUFFIXES = (".bif.gz", ".bif")
+
+
+# ---------------------------------------------------------------------------
+# Bayesian networks
+# ---------------------------------------------------------------------------
+
+
+def list_networks() -> tuple:
+    """Names of the networks shipped with the package, sorted.
+
+    Returns
+    -------
+    tuple of str
+        E.g. ``("alarm", "asia", ...)``; each is accepted by :func:`load_network`.
+    """
+    names = set()
+    for suffix in _SUFFIXES:
+        names.update(p.name[: -len(suffix)] for p in NETWORK_DIR.glob(f"*{suffix}"))
+    return tuple(sorted(names))
+
+
+@lru_cache(maxsize=None)
+def _load_shipped(name: str) -> BayesianNetwork:
+    for suffix in _SUFFIXES:
+        path = NETWORK_DIR / f"{name}{suffix}"
+        if path.is_file():
+            return read_bif(path, name=name)
+    raise FileNotFoundError(path)  # unreachable: name comes from list_networks()
+
+
+def load_network(name) -> BayesianNetwork:
+    """Load a benchmark network by name, or any BIF file by path.
+
+    Parameters
+    ----------
+    name : str or os.PathLike
+        A name from :func:`list_networks` (case-insensitive), or the path to
+        a ``.bif`` or ``.bif.gz`` file.
+
+    Returns
+    -------
+    BayesianNetwork
+        Shipped networks are parsed once and cached; the object is immutable,
+        so the cached copy is shared safely.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is neither a shipped network nor an existing file; the
+        message lists the available networks.
+
+    Examples
+    --------
+    >>> load_network("asia")
+    <BayesianNetwork asia: 8 nodes, 8 arcs>
+    """
+    if not isinstance(name, (str, os.PathLike)):
+        raise TypeError(f"name must be a network name or a path; got {type(name).__name__}")
+    available = list_networks()
+    if isinstance(name, str) and name.lower() in available:
+        return _load_shipped(name.lower())
+    path = Path(os.fspath(name))
+    if path.is_file():
+        return read_bif(path)
+    raise ValueError(
+        f"name must be one of {', '.join(available)} or the path to a .bif/.bif.gz file; "
+        f"got {os.fspath(name)!r}"
+    )
+
+
+def sample_network(name, n: int, seed=None) -> pd.DataFrame:
+    """Draw ``n`` rows from a network.
+
+    Parameters
+    ----------
+    name : str, os.PathLike or BayesianNetwork
+        As in :func:`load_network`, or a network object.
+    n : int
+        Number of rows.
+    seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        Categorical columns in the network's topological node order; see
+        :meth:`BayesianNetwork.sample`.
+    """
+    net = name if isinstance(name, BayesianNetwork) else load_network(name)
+    return net.sample(n, seed=seed)
+
+
+# ---------------------------------------------------------------------------
+# Synthetic data
+# ---------------------------------------------------------------------------
+
+
+def make_parity(n_vars: int, n_samples: int, noise: float = 0.1, bit_p: float = 0.6,
+                seed=None, *, distractor_p=None) -> pd.DataFrame:
+    """Near-parity domain of Margaritis (2009, Section 5).
+
+    ``X2, X3, X4`` are independent Bernoulli(``bit_p``) bits and
+    ``X1 = X2 xor X3 xor X4``, inverted with probability ``noise``;
+    ``X5 .. Xn`` are independent distractors. The Markov boundary of ``X1``
+    is ``{X2, X3, X4}``, and with ``bit_p = 0.5`` each of them is independent
+    of ``X1`` given any proper subset of the other two, so it only shows up
+    when all three are considered together.
+
+    Parameters
+    ----------
+    n_vars : int
+        Total number of variables (>= 4); the paper uses 10 to 100.
+    n_samples : int
+        Number of rows (>= 1).
+    noise : float, default 0.1
+        Probability that ``X1`` is inverted, in [0, 1] (the paper: 0.1 in
+        Fig. 1 and 0 to 0.4 in Fig. 2).
+    bit_p : float, default 0.6
+        ``P(Xi = 1)`` for ``X2, X3, X4``, in [0, 1] (the paper's 0.60).
+    seed : None, int or numpy.random.Generator
+    distractor_p : float or array-like, optional
+        ``P(Xi = 1)`` of the distractors ``X5 .. Xn``: one number for all or
+        one per distractor. By default each distractor gets its own
+        probability drawn uniformly from (0, 1).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``"X1" .. "Xn"`` of int64 zeros and ones.
+
+    Notes
+    -----
+    The paper says the four variables are "related through a near-parity
+    relation with bit probability 0.60", the target ``X1`` "was perturbed
+    (inverted) by noise", and the distractors "had randomly assigned
+    probabilities". We read "bit probability" as the success probability of
+    the three input bits, the noise as flipping the parity value, and the
+    distractor probabilities as independent Uniform(0, 1) draws (the range is
+    not given in the paper; pass ``distractor_p=bit_p`` for distractors
+    distributed like the inputs). With ``bit_p != 0.5`` each input bit is
+    weakly dependent on ``X1`` on its own (hence *near* parity).
+
+    References
+    ----------
+    D. Margaritis, "Toward provably correct feature selection in arbitrary
+    domains", NIPS 2009.
+    """
+    n_vars = check_int("n_vars", n_vars, low=4)
+    n_samples = check_int("n_samples", n_samples, low=1)
+    noise = check_number("noise", noise, low=0.0, high=1.0)
+    bit_p = check_number("bit_p", bit_p, low=0.0, high=1.0)
+    rng = check_seed(seed)
+    n_dis = n_vars - 4
+    if distractor_p is None:
+        dis_p = rng.random(n_dis)
+    else:
+        dis_p = np.asarray(distractor_p, dtype=np.float64)
+        if dis_p.ndim == 0:
+            dis_p = np.full(n_dis, float(dis_p))
+        if dis_p.shape != (n_dis,):
+            raise ValueError(
+                f"distractor_p must be a number or have one entry per distractor "
+                f"({n_dis}); got shape {dis_p.shape}"
+            )
+        if not (np.isfinite(dis_p).all() and (dis_p >= 0).all() and (dis_p <= 1).all()):
+            raise ValueError(f"distractor_p must lie in [0, 1]; got {distractor_p!r}")
+    bits = (rng.random((n_samples, 3)) < bit_p).astype(np.int64)
+    flip = (rng.random(n_samples) < noise).astype(np.int64)
+    x1 = np.bitwise_xor.reduce(bits, axis=1) ^ flip
+    dis = (rng.random((n_samples, n_dis)) < dis_p).astype(np.int64)
+    values = np.column_stack([x1, bits, dis])
+    return pd.DataFrame(values, columns=[f"X{i + 1}" for i in range(n_vars)])
+
+
+_CORRAL_KINDS = ("corral", "corral46", "corral47")
+
+
+def make_corral(kind: str = "corral", seed=None, n_samples: int = 1024) -> pd.DataFrame:
+    """CorrAL, CorrAL-46 or CorrAL-47 as in Liu et al. (Section V-A).
+
+    Every row holds four independent relevant bits ``A0, A1, B0, B1`` and the
+    class ``(A0 and A1) or (B0 and B1)``; the 16 combinations of the four bits
+    occur equally often (``n_samples / 16`` times each), in random row order.
+
+    * ``"corral"`` — 6 features ``A0, A1, B0, B1, I, R``: ``I`` is uniformly
+      random (irrelevant) and ``R`` equals the class on exactly 75% of the
+      rows (redundant given the four relevant bits).
+    * ``"corral47"`` — 47 features: ``A0, A1, B0, B1, R``; 14 irrelevant
+      ones: ``I1, I2`` uniformly random and copies ``I1_1 .. I1_6`` of ``I1``
+      and ``I2_1 .. I2_6`` of ``I2``; and 28 redundant ones ``A0_k, A1_k,
+      B0_k, B1_k`` (``k = 0 .. 6``), each a copy of its relevant bit with
+      exactly ``k/16`` of the rows inverted.
+    * ``"corral46"`` — CorrAL-47 without ``R`` (46 features).
+
+    Parameters
+    ----------
+    kind : {"corral", "corral46", "corral47"}
+    seed : None, int or numpy.random.Generator
+    n_samples : int, default 1024
+        Number of rows, a positive multiple of 16 (the paper uses 1024), so
+        that the combinations are balanced and the stated agreement rates
+        hold exactly.
+
+    Returns
+    -------
+    DataFrame
+        int64 0/1 feature columns in the order listed above, then the
+        ``"class"`` column.
+
+    Notes
+    -----
+    The paper says the 12 extra irrelevant features are each "completely
+    correlated" with ``I1`` or ``I2``; we read this as exact copies, six of
+    each, matching the names ``I1_1 .. I1_6`` and ``I2_1 .. I2_6`` in its
+    Table I. Mismatching rows are chosen uniformly without replacement.
+
+    References
+    ----------
+    Y. Liu, F. Tang, Z. Zeng, "Feature selection based on dependency margin",
+    IEEE Trans. Cybernetics 45(6), 2015.
+    """
+    check_choice("kind", kind, _CORRAL_KINDS)
+    n = check_int("n_samples", n_samples, low=16)
+    if n % 16:
+        raise ValueError(f"n_samples must be a positive multiple of 16; got {n_samples!r}")
+    rng = check_seed(seed)
+    combos = (np.arange(16)[:, None] >> np.arange(3, -1, -1)) & 1  # 16 x 4 truth table
+    rows = np.repeat(combos, n // 16, axis=0)[rng.permutation(n)]
+    a0, a1, b0, b1 = rows.T
+    target = (a0 & a1) | (b0 & b1)
+
+    def mismatch(x, count):
+        """``x`` with exactly ``count`` rows inverted."""
+        out = x.copy()
+        out[rng.choice(n, size=count, replace=False)] ^= 1
+        return out
+
+    def coin():
+        return rng.integers(0, 2, size=n, dtype=np.int64)
+
+    cols = {"A0": a0, "A1": a1, "B0": b0, "B1": b1}
+    if kind == "corral":
+        cols["I"] = coin()
+        cols["R"] = mismatch(target, n // 4)
+    else:
+        r = mismatch(target, n // 4)
+        if kind == "corral47":
+            cols["R"] = r
+        i1, i2 = coin(), coin()
+        cols["I1"], cols["I2"] = i1, i2
+        for base, x in (("I1", i1), ("I2", i2)):
+            for k in range(1, 7):
+                cols[f"{base}_{k}"] = x.copy()
+        for base in ("A0", "A1", "B0", "B1"):
+            for k in range(7):
+                cols[f"{base}_{k}"] = mismatch(cols[base], k * n // 16)
+    cols["class"] = target
+    return pd.DataFrame({k: np.asarray(v, dtype=np.int64) for k, v in cols.items()})
+
+
+# ---------------------------------------------------------------------------
+# Real data (scikit-learn's bundled copies)
+# ---------------------------------------------------------------------------
+
+
+def _sklearn_datasets(func: str):
+    try:
+        from sklearn import datasets
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"{func}() needs scikit-learn, which ships the data; "
+            "install it with `pip install scikit-learn`"
+        ) from exc
+    return datasets
+
+
+def _frame(bunch, target: str) -> pd.DataFrame:
+    df = pd.DataFrame(np.array(bunch.data), columns=[str(c) for c in bunch.feature_names])
+    df[target] = np.array(bunch.target)
+    return df
+
+
+def load_wine() -> pd.DataFrame:
+    """The UCI Wine data: 178 wines, 13 continuous features, 3 cultivars.
+
+    Returns
+    -------
+    DataFrame
+        The features (float64) and an int64 ``"class"`` column with values
+        0, 1, 2 (scikit-learn's ``class_0 .. class_2``).
+    """
+    return _frame(_sklearn_datasets("load_wine").load_wine(), "class")
+
+
+def load_wdbc() -> pd.DataFrame:
+    """The UCI Wisconsin Diagnostic Breast Cancer data (WDBC).
+
+    Returns
+    -------
+    DataFrame
+        569 rows: 30 continuous features (float64) and an int64 ``"class"``
+        column, 0 for malignant (212) and 1 for benign (357), as coded by
+        scikit-learn.
+    """
+    return _frame(_sklearn_datasets("load_wdbc").load_breast_cancer(), "class")
+
+
+def load_diabetes(scaled: bool = True) -> pd.DataFrame:
+    """The diabetes regression data of Efron et al. (2004).
+
+    Parameters
+    ----------
+    scaled : bool, default True
+        Features mean-centred and scaled to unit Euclidean norm, as
+        scikit-learn ships them by default; False gives the original values.
+
+    Returns
+    -------
+    DataFrame
+        442 rows: 10 features (float64) and a float64 ``"target"`` column,
+        a measure of disease progression one year after baseline.
+    """
+    if not isinstance(scaled, bool):
+        raise TypeError(f"scaled must be a bool; got {type(scaled).__name__}")
+    return _frame(_sklearn_datasets("load_diabetes").load_diabetes(scaled=scaled), "target")

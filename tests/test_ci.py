@@ -1,0 +1,350 @@
+"""The CI-test engine, checked against scipy and against references computed here."""
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import mbstat
+from mbstat import ci_test, ci_test_batch
+from mbstat.backend import gpu_available, resolve_backend
+from mbstat.ci import CITester, chi2_logsf, counting
+from mbstat.ci.contingency import _log_gammaincc
+
+
+def random_frame(n=500, levels=(3, 2, 4, 2), seed=0, dependent=True):
+    rng = np.random.default_rng(seed)
+    cols = {f"v{i}": rng.integers(0, r, n) for i, r in enumerate(levels)}
+    if dependent:
+        cols["v1"] = (cols["v0"] + (rng.random(n) < 0.3)) % levels[1]
+    return pd.DataFrame(cols)
+
+
+def reference(x, y, z_cols, rx, ry, rz_levels):
+    """Per-stratum G2, X2 and both df, computed plainly, one stratum at a time."""
+    g2 = x2 = df_adj = 0.0
+    strata = {}
+    for i, key in enumerate(zip(*z_cols)) if z_cols else enumerate([()] * len(x)):
+        strata.setdefault(key, []).append(i)
+    for rows in strata.values():
+        table = np.zeros((rx, ry))
+        np.add.at(table, (x[rows], y[rows]), 1)
+        table = table[table.sum(1) > 0][:, table.sum(0) > 0]
+        expected = np.outer(table.sum(1), table.sum(0)) / table.sum()
+        nz = table > 0
+        g2 += 2 * np.sum(table[nz] * np.log(table[nz] / expected[nz]))
+        x2 += np.sum((table - expected) ** 2 / expected)
+        df_adj += (table.shape[0] - 1) * (table.shape[1] - 1)
+    df = (rx - 1) * (ry - 1) * int(np.prod(rz_levels))
+    return g2, x2, df, max(df_adj, 1)
+
+
+# ------------------------------------------------------------------ agreement
+@pytest.mark.parametrize("seed", range(5))
+def test_unconditional_equals_scipy(seed):
+    df = random_frame(seed=seed, dependent=seed % 2 == 0)
+    table = pd.crosstab(df.v0, df.v1).to_numpy()
+    for test, lam in (("g2", "log-likelihood"), ("x2", None)):
+        ref = stats.chi2_contingency(table, correction=False, lambda_=lam)
+        res = ci_test(df, "v0", "v1", test=test)
+        assert res.statistic == pytest.approx(ref.statistic, rel=1e-10)
+        assert res.df == ref.dof
+        assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+        assert res.log_pvalue == pytest.approx(math.log(ref.pvalue), rel=1e-9)
+    # mutual information in nats = G2 / 2n
+    g2 = stats.chi2_contingency(table, correction=False, lambda_="log-likelihood").statistic
+    assert mbstat.cond_mutual_info(df, "v0", "v1") == pytest.approx(g2 / (2 * len(df)))
+
+
+@pytest.mark.parametrize("z", [["v2"], ["v2", "v3"]])
+@pytest.mark.parametrize("seed", range(3))
+def test_conditional_equals_per_stratum_reference(z, seed):
+    df = random_frame(n=300, seed=seed)
+    ds = mbstat.as_dataset(df)
+    codes = {c: ds.codes[:, ds.index(c)].astype(int) for c in df.columns}
+    card = dict(zip(ds.names, ds.cardinalities))
+    g2, x2, df_bn, df_adj = reference(codes["v0"], codes["v1"], [codes[c] for c in z],
+                                      card["v0"], card["v1"], [card[c] for c in z])
+    assert ci_test(df, "v0", "v1", z, "g2").statistic == pytest.approx(g2, rel=1e-10)
+    assert ci_test(df, "v0", "v1", z, "x2").statistic == pytest.approx(x2, rel=1e-10)
+    res = ci_test(df, "v0", "v1", z, "g2")
+    assert res.df == df_bn
+    assert res.pvalue == pytest.approx(stats.chi2.sf(g2, df_bn), rel=1e-9)
+    adj = ci_test(df, "v0", "v1", z, "x2-adf")
+    assert adj.df == df_adj
+    assert adj.pvalue == pytest.approx(stats.chi2.sf(x2, df_adj), rel=1e-9)
+
+
+def test_empty_levels_and_strata_count_in_bnlearn_df():
+    df = random_frame(n=200)
+    df["v0"] = pd.Categorical(df["v0"], categories=[0, 1, 2, 3, 4])  # two unused levels
+    res = ci_test(df, "v0", "v1", ["v2"])
+    assert res.df == (5 - 1) * (2 - 1) * 4
+    assert ci_test(df, "v0", "v1", ["v2"], "g2-adf").df <= (3 - 1) * (2 - 1) * 4
+
+
+def test_joint_x_equals_combined_column():
+    df = random_frame(n=400, seed=3)
+    combined = df.assign(joint=df.v0 * 10 + df.v3)
+    joint = ci_test(df, ["v0", "v3"], "v1", ["v2"])
+    single = ci_test(combined, "joint", "v1", ["v2"])
+    assert joint.statistic == pytest.approx(single.statistic, rel=1e-12)
+    assert joint.x == ("v0", "v3")
+    assert joint.df == (3 * 2 - 1) * (2 - 1) * 4
+
+
+def test_batch_equals_single_tests():
+    df = random_frame(n=400, seed=4, levels=(3, 2, 4, 2, 5))
+    batch = ci_test_batch(df, ["v0", "v3", "v4", ["v0", "v4"]], "v1", ["v2"])
+    for i, x in enumerate(["v0", "v3", "v4", ["v0", "v4"]]):
+        single = ci_test(df, x, "v1", ["v2"])
+        assert batch.statistic[i] == pytest.approx(single.statistic, rel=1e-12)
+        assert batch.pvalue[i] == pytest.approx(single.pvalue, rel=1e-12)
+        assert batch[i].df == single.df
+    assert list(batch.to_frame().index) == ["v0", "v3", "v4", "{v0, v4}"]
+    assert batch.to_frame().index.name == "x"
+
+
+@pytest.mark.parametrize("z", [(), ("v2",), ("v2", "v3")])
+def test_dense_sparse_and_compiled_paths_agree(z, monkeypatch):
+    df = random_frame(n=300, seed=5, levels=(3, 2, 4, 3, 6))
+    xs = ["v0", "v4", ["v0", "v4"]]
+    compiled = ci_test_batch(df, xs, "v1", z)
+    tester = CITester(df)
+    monkeypatch.setattr(counting, "_DENSE_FACTOR", 0)  # every table through unique()
+    sparse = CITester(df).test_many(xs, "v1", z)
+    monkeypatch.setattr(counting, "_DENSE_FACTOR", 10**9)
+    monkeypatch.setattr(tester, "xp", _NumpyProxy())  # numpy bincount path, not numba
+    dense = tester.test_many(xs, "v1", z)
+    for other in (sparse, dense):
+        np.testing.assert_allclose(other.statistic, compiled.statistic, rtol=1e-10, atol=1e-9)
+        np.testing.assert_allclose(other.pvalue, compiled.pvalue, rtol=1e-9, atol=1e-300)
+    for test in ("x2-adf",):
+        a = ci_test_batch(df, xs, "v1", z, test)
+        monkeypatch.setattr(counting, "_DENSE_FACTOR", 0)
+        b = ci_test_batch(df, xs, "v1", z, test)
+        np.testing.assert_allclose(a.statistic, b.statistic, rtol=1e-10, atol=1e-9)
+        np.testing.assert_array_equal(a.df, b.df)
+
+
+class _NumpyProxy:
+    """numpy under another identity, to force the array-module (CuPy-style) path."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def test_more_cells_than_rows_counts_observed_configurations_only():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.integers(0, 6, (60, 6)), columns=list("abcdef"))
+    res = ci_test(df, "a", "b", ["c", "d", "e", "f"], "g2-adf")
+    assert res.df >= 1 and 0 <= res.pvalue <= 1
+    ds = mbstat.as_dataset(df)
+    codes = [ds.codes[:, j].astype(int) for j in range(6)]
+    g2, _, _, df_adj = reference(codes[0], codes[1], codes[2:], 6, 6, [6] * 4)
+    assert res.statistic == pytest.approx(g2, rel=1e-10)
+    assert res.df == df_adj
+
+
+# ------------------------------------------------------------------ properties
+tables = st.integers(min_value=0, max_value=2**32 - 1).flatmap(
+    lambda seed: st.tuples(st.just(seed), st.integers(2, 4), st.integers(2, 4), st.integers(1, 3),
+                           st.integers(20, 120))
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tables, st.sampled_from(["g2", "x2", "g2-adf", "x2-adf"]))
+def test_properties(params, test):
+    seed, rx, ry, rz, n = params
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x": rng.integers(0, rx, n), "y": rng.integers(0, ry, n),
+                       "z": rng.integers(0, rz, n)})
+    res = ci_test(df, "x", "y", ["z"], test)
+    assert res.statistic >= 0
+    assert res.df >= 1
+    assert 0 <= res.pvalue <= 1
+    # relabelling levels and shuffling rows change nothing
+    relabel = df.assign(x=(rx - 1) - df.x, y=df.y.map(lambda v: f"L{(v + 1) % ry}"))
+    shuffled = relabel.sample(frac=1.0, random_state=seed % 1000)
+    other = ci_test(shuffled, "x", "y", ["z"], test)
+    assert other.statistic == pytest.approx(res.statistic, rel=1e-9, abs=1e-9)
+    assert other.df == res.df
+    # symmetric in x and y
+    assert ci_test(df, "y", "x", ["z"], test).statistic == pytest.approx(res.statistic, rel=1e-9, abs=1e-9)
+
+
+# ------------------------------------------------------------------ log p-values
+def test_chi2_logsf_matches_scipy_where_scipy_is_finite():
+    x = np.linspace(1, 1400, 300)
+    for df in (1, 4, 30, 200):
+        expected = stats.chi2.logsf(x, df)
+        np.testing.assert_allclose(chi2_logsf(x, df), expected, rtol=1e-9)
+
+
+def test_chi2_logsf_continued_fraction_and_far_tail():
+    a = np.array([0.5, 2.0, 15.0, 100.0])
+    x = np.array([300.0, 400.0, 500.0, 600.0])
+    from scipy import special
+
+    np.testing.assert_allclose(_log_gammaincc(a, x), np.log(special.gammaincc(a, x)), rtol=1e-10)
+    far = chi2_logsf(np.array([5e3, 1e5, 1e7]), np.array([3, 3, 50]))
+    assert np.all(np.isfinite(far)) and np.all(np.diff(far) < 0)
+    # leading-order check: log Q(a, x) ~ (a - 1) log x - x - lgamma(a)
+    lead = (1.5 - 1) * np.log(2500.0) - 2500.0 - math.lgamma(1.5)
+    assert far[0] == pytest.approx(lead, rel=1e-3)
+
+
+def test_ranking_survives_underflow():
+    rng = np.random.default_rng(1)
+    n = 20000
+    a = rng.integers(0, 3, n)
+    df = pd.DataFrame({"y": a, "strong": a, "weaker": np.where(rng.random(n) < 0.9, a, 0)})
+    batch = ci_test_batch(df, ["weaker", "strong"], "y")
+    assert batch.pvalue[0] == 0 and batch.pvalue[1] == 0
+    assert batch.log_pvalue[1] < batch.log_pvalue[0] < -1000
+
+
+# ------------------------------------------------------------------ other tests
+def test_monte_carlo_permutation_test():
+    df = random_frame(n=150, seed=2, dependent=False)
+    asym = ci_test(df, "v0", "v3", ["v2"])
+    mc = ci_test(df, "v0", "v3", ["v2"], "mc-g2", B=999, seed=3)
+    assert mc.statistic == pytest.approx(asym.statistic)
+    assert mc.pvalue == pytest.approx(asym.pvalue, abs=0.08)
+    assert mc.pvalue >= 1 / 1000
+    again = ci_test(df, "v0", "v3", ["v2"], "mc-g2", B=999, seed=3)
+    assert again.pvalue == mc.pvalue
+    dep = ci_test(random_frame(n=150, seed=2), "v0", "v1", ["v2"], "mc-x2", B=199, seed=1)
+    assert dep.pvalue == pytest.approx(1 / 200)
+
+
+def test_monte_carlo_does_not_depend_on_test_order():
+    df = random_frame(n=120, seed=7, dependent=False)
+    t1 = CITester(df, "mc-g2", B=200, seed=5)
+    t2 = CITester(df, "mc-g2", B=200, seed=5)
+    a = [t1.test("v0", "v3", ["v2"]).pvalue, t1.test("v1", "v3").pvalue]
+    b = [t2.test("v1", "v3").pvalue, t2.test("v0", "v3", ["v2"]).pvalue]
+    assert a == b[::-1]
+
+
+def test_fisher_z_against_precision_matrix():
+    rng = np.random.default_rng(0)
+    n = 400
+    z1, z2 = rng.normal(size=n), rng.normal(size=n)
+    x = z1 + 0.5 * rng.normal(size=n)
+    y = z1 - z2 + 0.2 * x + rng.normal(size=n)
+    df = pd.DataFrame({"x": x, "y": y, "z1": z1, "z2": z2})
+    res = ci_test(df, "x", "y", ["z1", "z2"], "fisher_z")
+    prec = np.linalg.inv(np.cov(df.to_numpy().T))
+    r = -prec[0, 1] / math.sqrt(prec[0, 0] * prec[1, 1])
+    zstat = math.sqrt(n - 2 - 3) * math.atanh(r)
+    assert res.statistic == pytest.approx(zstat, rel=1e-9)
+    assert res.pvalue == pytest.approx(2 * stats.norm.sf(abs(zstat)), rel=1e-9)
+    assert math.isnan(res.df)
+    with pytest.raises(ValueError, match="single variables"):
+        ci_test(df, ["x", "z2"], "y", test="fisher_z")
+
+
+def test_oracle_answers_d_separation():
+    from mbstat.bn import from_edges
+
+    net = from_edges([("a", "b"), ("b", "c"), ("d", "c")], seed=0)
+    assert ci_test(net, "a", "c", ["b"], "oracle").independent
+    assert not ci_test(net, "a", "c", test="oracle").independent
+    assert ci_test(net, "a", "d", test="oracle").independent
+    assert not ci_test(net, "a", "d", ["c"], test="oracle").independent
+    assert not ci_test(net, ["a", "d"], "c", ["b"], test="oracle").independent
+
+
+def test_power_rule_skips_and_counts():
+    df = random_frame(n=40, levels=(4, 4, 4, 4))
+    tester = CITester(df, "g2", min_per_cell=5)
+    res = tester.test("v0", "v1", ["v2"])
+    assert res.skipped and res.independent and res.pvalue == 1.0 and res.statistic == 0
+    assert tester.n_skipped == 1
+    assert "power rule" in str(res)
+    assert not CITester(df, "g2").test("v0", "v1", ["v2"]).skipped
+
+
+# ------------------------------------------------------------------ engine
+def test_cache_and_log():
+    df = random_frame()
+    tester = CITester(df, "g2", alpha=0.01)
+    first = tester.test("v0", "v1", ["v2"], phase="grow")
+    again = tester.test("v1", "v0", ["v2"], phase="shrink")  # symmetric: cached
+    assert again.statistic == first.statistic
+    assert tester.n_tests == 1 and tester.n_cache_hits == 1
+    tester.test_many(["v0", "v3"], "v1", ["v2"], phase="grow")
+    assert tester.n_tests == 2 and tester.n_cache_hits == 2
+    log = tester.log
+    assert list(log.columns) == ["x", "y", "z", "statistic", "df", "pvalue", "log_pvalue", "mi",
+                                 "independent", "skipped", "phase"]
+    assert log.index.name == "test" and list(log.index) == [1, 2]
+    assert log.loc[1, "z"] == "v2" and log.loc[1, "phase"] == "grow"
+    assert log.loc[1, "independent"] == (first.pvalue > 0.01)
+
+
+def test_result_is_frozen_and_prints_like_htest():
+    res = ci_test(random_frame(), "v0", "v1", ["v2", "v3"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.pvalue = 0.5
+    text = str(res)
+    assert "Mutual Information (G2) test" in text
+    assert "data:  v0 ~ v1 | v2 + v3" in text
+    assert "G2 = " in text and "df = 16" in text and "p-value" in text
+    assert "alternative hypothesis: true value is greater than 0" in text
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"x": "v0", "y": "v1", "z": ["v0"]}, ValueError, "overlaps z"),
+        ({"x": "v0", "y": "v1", "z": ["v1"]}, ValueError, "also in z"),
+        ({"x": "v0", "y": "v0"}, ValueError, "overlaps y"),
+        ({"x": "v0", "y": "v1", "alpha": 1.5}, ValueError, r"alpha must be in \(0.0, 1.0\)"),
+        ({"x": "v0", "y": "v1", "alpha": 0}, ValueError, "alpha must be"),
+        ({"x": "v0", "y": "v1", "test": "bogus"}, ValueError, "test must be one of"),
+        ({"x": "v0", "y": "v1", "test": "g2", "B": 10}, TypeError, "does not accept \\['B'\\]"),
+        ({"x": "v0", "y": "v1", "test": "mc-g2", "B": 0}, ValueError, "B must be >= 1"),
+        ({"x": "v0", "y": "nope"}, ValueError, "y: unknown variable 'nope'"),
+        ({"x": "v0", "y": "v1", "backend": "tpu"}, ValueError, "backend must be one of"),
+        ({"x": "v0", "y": "v1", "test": "oracle"}, ValueError, "needs dag="),
+    ],
+)
+def test_bad_arguments(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        ci_test(random_frame(), **kwargs)
+
+
+def test_batch_needs_candidates():
+    with pytest.raises(ValueError, match="at least one candidate"):
+        ci_test_batch(random_frame(), [], "v1")
+
+
+def test_backend_selection_without_gpu():
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    assert resolve_backend("auto").name == "numpy"
+    with pytest.raises(RuntimeError, match="backend='gpu' needs CuPy and a CUDA device"):
+        ci_test(random_frame(), "v0", "v1", backend="gpu")
+    with pytest.raises(RuntimeError):
+        mbstat.set_backend("gpu")
+    assert mbstat.get_backend() == "auto"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("z", [(), ("v2",), ("v2", "v3")])
+def test_gpu_matches_cpu(z):
+    df = random_frame(n=5000, seed=9, levels=(3, 2, 4, 3, 6))
+    xs = ["v0", "v4", ["v0", "v4"]]
+    for test in ("g2", "x2-adf"):
+        cpu = ci_test_batch(df, xs, "v1", z, test, backend="cpu")
+        gpu = ci_test_batch(df, xs, "v1", z, test, backend="gpu")
+        np.testing.assert_allclose(gpu.statistic, cpu.statistic, rtol=1e-9)
+        np.testing.assert_array_equal(gpu.df, cpu.df)
