@@ -272,6 +272,9 @@ def _encode_column(name, col: pd.Series, discretize):
 
 
 def _equal_frequency_bins(values: np.ndarray, bins: int):
+    distinct, inverse = np.unique(values, return_inverse=True)
+    if len(distinct) <= bins:  # few values: each is its own level
+        return inverse, tuple(float(v) for v in distinct), DISCRETE
     edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)))
     inner = edges[1:-1]
     codes = np.searchsorted(inner, values, side="right")

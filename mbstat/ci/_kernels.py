@@ -1,71 +1,117 @@
 """Compiled (numba) counting kernels for the CPU backend.
 
 One pass over the rows per candidate fills its table; the statistics are
-computed from the table in the same call, with no temporary arrays. The numpy
-path in :mod:`.counting` computes the same numbers and serves CuPy.
+computed from the table in the same call, with no temporary arrays. Candidates
+run in parallel threads. The numpy path in :mod:`.counting` computes the same
+numbers and serves CuPy.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
-def dense_table_statistics(x, y, z, rz, rxm, ry):  # pragma: no cover - compiled
-    """G2, X2, adjusted df and observed cells of k tables (rows of x) vs y | z."""
-    k, n = x.shape
-    out = np.zeros((k, 4))
-    table = np.zeros((rz, rxm, ry), np.int64)
-    nxz = np.zeros((rz, rxm), np.int64)
-    nyz = np.zeros((rz, ry), np.int64)
-    nz = np.zeros(rz, np.int64)
-    for i in range(k):
-        table[:] = 0
-        for r in range(n):
-            table[z[r], x[i, r], y[r]] += 1
+def mixed_radix(cols, cards):  # pragma: no cover - compiled
+    """One int64 code per column of ``cols`` (m, n): sum_j cols[j] * prod(cards[j+1:])."""
+    m, n = cols.shape
+    out = np.zeros(n, np.int64)
+    for r in range(n):
+        code = 0
+        for j in range(m):
+            code = code * cards[j] + cols[j, r]
+        out[r] = code
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _score(table, rz, rxm, ry, out):  # pragma: no cover - compiled
+    """G2, X2, adjusted df and observed cells of one flat (rz, rxm, ry) table."""
+    g2 = 0.0
+    x2 = 0.0
+    df_adj = 0.0
+    cells = 0
+    nxz = np.zeros(rxm, np.int64)
+    nyz = np.zeros(ry, np.int64)
+    for s in range(rz):
+        off = s * rxm * ry
         nxz[:] = 0
         nyz[:] = 0
-        nz[:] = 0
-        for s in range(rz):
-            for a in range(rxm):
-                for b in range(ry):
-                    c = table[s, a, b]
-                    nxz[s, a] += c
-                    nyz[s, b] += c
+        nz = 0
+        for a in range(rxm):
             for b in range(ry):
-                nz[s] += nyz[s, b]
-        g2 = 0.0
-        x2 = 0.0
-        df_adj = 0.0
-        cells = 0
-        for s in range(rz):
-            if nz[s] == 0:
+                c = table[off + a * ry + b]
+                nxz[a] += c
+                nyz[b] += c
+                nz += c
+        if nz == 0:
+            continue
+        rows = 0
+        cols = 0
+        for a in range(rxm):
+            if nxz[a] > 0:
+                rows += 1
+        for b in range(ry):
+            if nyz[b] > 0:
+                cols += 1
+        df_adj += max(rows - 1, 0) * max(cols - 1, 0)
+        for a in range(rxm):
+            if nxz[a] == 0:
                 continue
-            rows = 0
-            cols = 0
-            for a in range(rxm):
-                if nxz[s, a] > 0:
-                    rows += 1
             for b in range(ry):
-                if nyz[s, b] > 0:
-                    cols += 1
-            df_adj += max(rows - 1, 0) * max(cols - 1, 0)
-            for a in range(rxm):
-                if nxz[s, a] == 0:
+                if nyz[b] == 0:
                     continue
-                for b in range(ry):
-                    if nyz[s, b] == 0:
-                        continue
-                    e = nxz[s, a] * nyz[s, b] / nz[s]
-                    c = table[s, a, b]
-                    if c > 0:
-                        g2 += c * math.log(c / e)
-                        cells += 1
-                    x2 += (c - e) * (c - e) / e
-        out[i, 0] = max(2.0 * g2, 0.0)
-        out[i, 1] = max(x2, 0.0)
-        out[i, 2] = df_adj
-        out[i, 3] = cells
+                e = nxz[a] * nyz[b] / nz
+                c = table[off + a * ry + b]
+                if c > 0:
+                    g2 += c * math.log(c / e)
+                    cells += 1
+                x2 += (c - e) * (c - e) / e
+    out[0] = max(2.0 * g2, 0.0)
+    out[1] = max(x2, 0.0)
+    out[2] = df_adj
+    out[3] = cells
+
+
+def _dense_table_statistics(x, y, zcols, zcards, rxm, ry):  # pragma: no cover - compiled
+    """Statistics of the k tables x[i] x y | z, z given by its columns and levels.
+
+    Returns an array (k, 4): G2, X2, adjusted df, observed cells.
+    """
+    k, n = x.shape
+    m = zcols.shape[0]
+    rz = 1
+    for j in range(m):
+        rz *= zcards[j]
+    base = np.empty(n, np.int64)
+    for r in prange(n):
+        s = 0
+        for j in range(m):
+            s = s * zcards[j] + zcols[j, r]
+        base[r] = s * (rxm * ry) + y[r]
+    out = np.zeros((k, 4))
+    for i in prange(k):
+        table = np.zeros(rz * rxm * ry, np.int64)
+        for r in range(n):
+            table[base[r] + x[i, r] * ry] += 1
+        _score(table, rz, rxm, ry, out[i])
     return out
+
+
+_serial = njit(cache=True, nogil=True)(_dense_table_statistics)
+_parallel = njit(cache=True, nogil=True, parallel=True)(_dense_table_statistics)
+
+#: Below this many row visits (candidates x rows) threads cost more than they save.
+PARALLEL_MIN_WORK = 1 << 18
+
+
+def dense_table_statistics(x, y, zcols, zcards, rxm, ry):
+    """Statistics of the k tables x[i] x y | z (array (k, 4): G2, X2, adjusted df, cells).
+
+    z is given by its columns ``zcols`` (m, n) and their levels ``zcards``;
+    large batches run their candidates in parallel threads.
+    """
+    kernel = _parallel if x.shape[0] > 1 and x.size >= PARALLEL_MIN_WORK else _serial
+    return kernel(x, y, zcols, zcards, rxm, ry)

@@ -253,18 +253,12 @@ class CITester:
         return self._codes_t[np.asarray(idx, dtype=np.intp)]
 
     def strata(self, z: tuple):
-        """Compact stratum codes of the conditioning set z (cached).
-
-        Returns (code array (n,), observed strata, declared strata as float).
-        """
+        """The :class:`~mbstat.ci.counting.Strata` of the conditioning set z (cached)."""
         hit = self._strata.get(z)
         if hit is None:
-            from .counting import joint_code
+            from .counting import make_strata
 
-            cols = list(self.columns(z)) if z else []
-            cards = self.dataset.cardinalities[list(z)]
-            code, card = joint_code(cols, cards, self.xp, self.n)
-            hit = (code.astype(self.xp.int64), card, float(np.prod(cards.astype(np.float64))))
+            hit = make_strata(self.columns(z), self.dataset.cardinalities[list(z)], self.xp, self.n)
             if len(self._strata) > 4096:
                 self._strata.clear()
             self._strata[z] = hit

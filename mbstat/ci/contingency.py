@@ -11,7 +11,7 @@ import numpy as np
 from scipy import special
 
 from .base import CITest
-from .counting import joint_code, table_statistics
+from .counting import joint_code, stratum_code, table_statistics
 
 __all__ = ["chi2_logsf", "ContingencyTest", "PermutationTest"]
 
@@ -93,12 +93,12 @@ class ContingencyTest(CITest):
         ds = tester.dataset
         yc = tester.columns([y])[0]
         ry = int(ds.cardinalities[y])
-        zc, rz, rz_declared = tester.strata(z)
+        strata = tester.strata(z)
         if all(len(xk) == 1 for xk in xs):  # the common case: one array, no grouping
             idx = [xk[0] for xk in xs]
             cards = ds.cardinalities[idx]
-            stats = table_statistics(tester.columns(idx), cards, yc, ry, zc, rz, xp)
-            return stats, cards.astype(np.float64), ry, rz_declared
+            stats = table_statistics(tester.columns(idx), cards, yc, ry, strata, xp)
+            return stats, cards.astype(np.float64), ry, strata.declared
         stats = {}
         rx_all = np.empty(len(xs))
         # group candidates by the size of their joint x so that each group is one array
@@ -116,10 +116,10 @@ class ContingencyTest(CITest):
                 block = cols[sl]
                 parts = [tester.columns(block[:, j]) for j in range(size)]
                 code, card = joint_code(parts, cards[sl].max(axis=0), xp, tester.n)
-                res = table_statistics(code, np.full(len(block), card), yc, ry, zc, rz, xp)
+                res = table_statistics(code, np.full(len(block), card), yc, ry, strata, xp)
                 for key, val in res.items():
                     stats.setdefault(key, np.empty(len(xs)))[pos[sl]] = val
-        return stats, rx_all, ry, rz_declared
+        return stats, rx_all, ry, strata.declared
 
     def batch(self, tester, xs, y, z):
         stats, rx, ry, rz_declared = self.tables(tester, xs, y, z)
@@ -167,7 +167,8 @@ class PermutationTest(ContingencyTest):
         asym = super().batch(tester, xs, y, z)
         xp = tester.xp
         ds = tester.dataset
-        zc, rz, _ = tester.strata(z)
+        strata = tester.strata(z)
+        zc = stratum_code(strata, xp, tester.n)
         yc = tester.columns([y])[0]
         ry = int(ds.cardinalities[y])
         order = xp.argsort(zc, kind="stable")
@@ -185,7 +186,7 @@ class PermutationTest(ContingencyTest):
                 perm = xp.argsort(zc[None, :] + noise, axis=1)
                 xperm = xp.empty((b, tester.n), dtype=xp.int64)
                 xperm[:, order] = xcode[perm]
-                res = table_statistics(xperm, np.full(b, rx), yc, ry, zc, rz, xp)
+                res = table_statistics(xperm, np.full(b, rx), yc, ry, strata, xp)
                 exceed += int(np.sum(res[self.stat] >= observed * (1 - 1e-12)))
             pvalue[i] = (1.0 + exceed) / (self.B + 1.0)
         asym["pvalue"] = pvalue

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["joint_code", "table_statistics", "to_numpy"]
+from typing import NamedTuple
+
+__all__ = ["Strata", "joint_code", "make_strata", "stratum_code", "table_statistics", "to_numpy"]
 
 #: Largest code we let a mixed-radix product reach before compressing.
 _CODE_LIMIT = 2**40
@@ -49,6 +51,11 @@ def joint_code(columns, cards, xp, n_rows: int):
         return xp.zeros(n_rows, dtype=xp.int64), 1
     if len(columns) == 1:  # no arithmetic needed: keep the compact dtype
         code, card = columns[0], int(cards[0])
+    elif xp is np and columns[0].ndim == 1 and np.prod(np.asarray(cards, float)) <= _CODE_LIMIT:
+        from ._kernels import mixed_radix
+
+        card = int(np.prod(np.asarray(cards, dtype=np.int64)))
+        code = mixed_radix(np.stack(columns), np.asarray(cards, dtype=np.int64))
     else:
         code = xp.zeros(columns[0].shape, dtype=xp.int64)
         card = 1
@@ -62,17 +69,50 @@ def joint_code(columns, cards, xp, n_rows: int):
     return code, card
 
 
-def table_statistics(xcodes, rx, y, ry: int, z, rz: int, xp):
+class Strata(NamedTuple):
+    """The strata of a conditioning set: columns (m, n) and their number of codes.
+
+    While the product of the levels stays at most the rows, ``cols`` are the
+    raw columns (codes are formed on the fly by the kernels); beyond that they
+    are replaced by one column of observed-configuration codes.
+    """
+
+    cols: object
+    cards: tuple
+    declared: float  # product of the declared levels (bnlearn's df counts them all)
+
+    @property
+    def count(self) -> int:
+        return int(np.prod(self.cards, dtype=np.int64))
+
+
+def make_strata(columns, cards, xp, n_rows: int) -> Strata:
+    """Strata of the conditioning columns (a 2-D array (m, n), possibly m = 0)."""
+    cards = tuple(int(c) for c in cards)
+    declared = float(np.prod(np.asarray(cards, dtype=np.float64)))
+    if declared > n_rows:
+        code, card = joint_code(list(columns), cards, xp, n_rows)
+        return Strata(code[None, :], (card,), declared)
+    return Strata(columns, cards, declared)
+
+
+def stratum_code(strata: Strata, xp, n_rows: int):
+    """int64 stratum codes (n,) in [0, strata.count)."""
+    code, _ = joint_code(list(strata.cols), strata.cards, xp, n_rows)
+    return code.astype(xp.int64)
+
+
+def table_statistics(xcodes, rx, y, ry: int, strata: Strata, xp):
     """G2, X2 and adjusted df of a batch of tables X_i x Y | Z.
 
     Parameters
     ----------
-    xcodes : int64 array (k, n)
+    xcodes : int array (k, n)
         Codes of k candidate (possibly joint) variables X_i.
     rx : int array (k,)
         Number of codes each X_i may take (its table rows).
-    y : int64 array (n,), codes in [0, ry)
-    z : int64 array (n,), stratum codes in [0, rz)
+    y : int array (n,), codes in [0, ry)
+    strata : Strata of the conditioning set
 
     Returns
     -------
@@ -82,15 +122,19 @@ def table_statistics(xcodes, rx, y, ry: int, z, rz: int, xp):
     """
     k, n = xcodes.shape
     rxm = int(np.max(rx))
+    rz = strata.count
     cells = rz * rxm * ry
     if k * cells >= 2**62:  # would overflow int64: one table at a time
-        parts = [table_statistics(xcodes[i : i + 1], rx[i : i + 1], y, ry, z, rz, xp) for i in range(k)]
+        parts = [table_statistics(xcodes[i : i + 1], rx[i : i + 1], y, ry, strata, xp)
+                 for i in range(k)]
         return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     if cells <= _DENSE_FACTOR * n and xp is np:
         from ._kernels import dense_table_statistics
 
-        out = dense_table_statistics(xcodes, y, z, rz, rxm, ry)
+        out = dense_table_statistics(xcodes, y, strata.cols, np.asarray(strata.cards, np.int64),
+                                     rxm, ry)
         return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
+    z = stratum_code(strata, xp, n)
     keys = xcodes.astype(xp.int64) * ry + (z * (rxm * ry) + y)[None, :]
     keys += (xp.arange(k, dtype=xp.int64) * cells)[:, None]
     if cells <= _DENSE_FACTOR * n:

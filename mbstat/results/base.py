@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
 
+from .._frozen import FrozenMapping
 from ..ci.base import format_pvalue
 
 __all__ = ["SelectionResult", "MBResult", "Summary", "make_mb_result", "format_call", "stars"]
@@ -168,7 +168,7 @@ class SelectionResult:
     tests: pd.DataFrame = field(default=None, repr=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "params", FrozenMapping(self.params))
 
     def __repr__(self) -> str:
         shown = ", ".join(self.selected) if len(self.selected) <= 8 else (

@@ -1,0 +1,164 @@
+"""Markov blankets of many targets at once, in parallel with joblib.
+
+The same call scales from threads on a laptop to a cluster: joblib's backend
+is chosen by the caller's context, e.g. ``with joblib.parallel_config(
+backend="dask"):`` after creating a ``dask.distributed.Client`` (Dask is an
+optional extra, not a dependency).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ._frozen import FrozenMapping
+from ._validation import check_int
+from .data import as_dataset
+from .results.base import Summary
+
+__all__ = ["BlanketCollection", "blankets"]
+
+
+@dataclass(frozen=True)
+class BlanketCollection:
+    """The blankets of several targets, learned by one method.
+
+    Attributes
+    ----------
+    method : str
+    results : mapping target -> result (read-only)
+    elapsed : float
+        Wall-clock seconds for the whole collection.
+    """
+
+    method: str
+    results: object = field(repr=False)
+    elapsed: float = field(repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "results", FrozenMapping(self.results))
+
+    def __repr__(self) -> str:
+        sizes = [len(r.selected) for r in self.results.values()]
+        mean = sum(sizes) / len(sizes) if sizes else 0.0
+        return (f"<BlanketCollection {self.method}: {len(sizes)} targets, mean blanket size "
+                f"{mean:.2f}, {self.n_tests} tests>")
+
+    def __getitem__(self, target):
+        return self.results[target]
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    @property
+    def n_tests(self) -> int:
+        return sum(r.n_tests for r in self.results.values())
+
+    @property
+    def adjacency(self) -> pd.DataFrame:
+        """Boolean matrix: row target, column feature, True when the feature is in its blanket."""
+        names = list(self.results)
+        features = sorted({f for r in self.results.values() for f in r.selected} | set(names),
+                          key=lambda f: (f not in names, names.index(f) if f in names else f))
+        frame = pd.DataFrame(False, index=pd.Index(names, name="target"),
+                             columns=pd.Index(features, name="feature"))
+        for target, res in self.results.items():
+            frame.loc[target, list(res.selected)] = True
+        return frame
+
+    def asymmetric_pairs(self) -> pd.DataFrame:
+        """Pairs of learned targets where X is in MB(Y) but Y is not in MB(X)."""
+        rows = []
+        for target, res in self.results.items():
+            for feature in res.selected:
+                other = self.results.get(feature)
+                if other is not None and target not in other.selected:
+                    rows.append((feature, target))
+        return pd.DataFrame(rows, columns=["in_blanket_of", "missing_from_blanket_of"])
+
+    @property
+    def symmetric(self) -> bool:
+        """True when X in MB(Y) iff Y in MB(X) for every pair of learned targets."""
+        return self.asymmetric_pairs().empty
+
+    def summary(self) -> Summary:
+        """One line per target: blanket size, tests and the blanket itself."""
+        table = pd.DataFrame(
+            {
+                "size": [len(r.selected) for r in self.results.values()],
+                "tests": [r.n_tests for r in self.results.values()],
+                "blanket": [", ".join(r.selected) for r in self.results.values()],
+            },
+            index=pd.Index(list(self.results), name="target"),
+        )
+        asym = self.asymmetric_pairs()
+        footer = [f"Symmetry: {'every pair agrees' if asym.empty else f'{len(asym)} asymmetric pairs'}"
+                  " (X in MB(Y) iff Y in MB(X))."]
+        first = next(iter(self.results.values()), None)
+        header = [("Method", self.method), ("Targets", str(len(self.results))),
+                  ("Tests", f"{self.n_tests}, {self.elapsed:.3g} s wall clock")]
+        if first is not None:
+            header.insert(1, ("Call", first.call.replace(f'"{first.target}"', "<each target>")))
+        return Summary(f"Markov blankets: {self.method}", header, {"Blankets:": table}, footer)
+
+
+def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, **params):
+    """Learn the Markov blanket of many targets (default: every variable).
+
+    Parameters
+    ----------
+    data : DataFrame, ndarray, Dataset or BayesianNetwork (oracle tests)
+    targets : list, optional
+        Names or positions; default all variables.
+    method : str
+        A name in :data:`mbstat.METHODS` ("iamb", "inter_iamb", "mbor", ...).
+    n_jobs : int
+        joblib workers (-1: all cores). The backend follows the caller's
+        ``joblib.parallel_config`` (threads, loky processes, or Dask).
+    progress : bool
+        Show a tqdm progress bar.
+    **params
+        Passed to the method (``alpha``, ``test``, ...).
+
+    Returns
+    -------
+    BlanketCollection
+    """
+    from joblib import Parallel, delayed
+
+    from .algorithms import METHODS
+    from ._validation import check_choice
+
+    check_choice("method", method, METHODS)
+    check_int("n_jobs", n_jobs, low=-1)
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be a positive number of workers or -1; got 0")
+    func = METHODS[method]
+    from .bn import BayesianNetwork
+
+    dataset = data if isinstance(data, BayesianNetwork) else as_dataset(
+        data, na=params.pop("na", "raise"), discretize=params.pop("discretize", None))
+    names = dataset.nodes if isinstance(dataset, BayesianNetwork) else dataset.names
+    if targets is None:
+        targets = list(names)
+    elif isinstance(targets, (str, int)):
+        targets = [targets]
+    targets = [t if isinstance(t, str) else names[t] for t in targets]
+    unknown = [t for t in targets if t not in names]
+    if unknown:
+        raise ValueError(f"targets: unknown variables {unknown}")
+    if not targets:
+        raise ValueError("targets must name at least one variable")
+    start = time.perf_counter()
+    jobs = (delayed(func)(dataset, t, **params) for t in targets)
+    results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
+    if progress:
+        from tqdm.auto import tqdm
+
+        results = tqdm(results, total=len(targets), desc=f"{method} blankets", unit="target")
+    collected = dict(zip(targets, results))
+    return BlanketCollection(method, collected, time.perf_counter() - start)

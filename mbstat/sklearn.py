@@ -1,0 +1,112 @@
+"""A scikit-learn transformer that keeps the Markov blanket of the target.
+
+>>> from sklearn.pipeline import make_pipeline
+>>> from sklearn.naive_bayes import CategoricalNB
+>>> pipe = make_pipeline(MarkovBlanketSelector(method="iamb", alpha=0.01), CategoricalNB())
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+__all__ = ["MarkovBlanketSelector"]
+
+_TARGET = "__target__"
+
+
+class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
+    """Select the features in the Markov blanket of ``y``, learned by an mbstat method.
+
+    Parameters
+    ----------
+    method : str
+        A name in :data:`mbstat.METHODS` (default "iamb").
+    alpha : float
+        Significance level of the CI tests.
+    test : str or None
+        CI test (None: the method's default).
+    discretize : "auto", int or None
+        Bins for continuous columns (and a continuous ``y``) before discrete
+        tests: "auto" bins into 5 equal-frequency bins when the test is
+        discrete and the data has float columns; None leaves them as they are.
+    params : dict, optional
+        Further arguments of the method (e.g. ``{"m": 2}`` for gs_m).
+    backend : {"auto", "cpu", "gpu"}, optional
+
+    Attributes
+    ----------
+    result_ : the method's result (summary, p-values, tests)
+    support_ : ndarray of bool
+    feature_names_in_, n_features_in_ : as in scikit-learn
+    """
+
+    def __init__(self, method="iamb", alpha=0.05, test=None, discretize="auto", params=None,
+                 backend=None):
+        self.method = method
+        self.alpha = alpha
+        self.test = test
+        self.discretize = discretize
+        self.params = params
+        self.backend = backend
+
+    def fit(self, X, y):
+        """Learn the blanket of y among the columns of X."""
+        from .algorithms import METHODS
+        from ._validation import check_choice
+
+        check_choice("method", self.method, METHODS)
+        if isinstance(X, pd.DataFrame):  # keep categorical and string columns as they are
+            validate_data(self, X, y, skip_check_array=True)
+            frame = X.reset_index(drop=True).copy()
+        else:
+            X, _ = validate_data(self, X, y, dtype=None, ensure_min_samples=2,
+                                 ensure_all_finite=True, multi_output=False)
+            frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(frame):
+            raise ValueError(f"y must be 1-D with one entry per row of X ({len(frame)}); "
+                             f"got shape {y.shape}")
+        frame[_TARGET] = y
+        kwargs = dict(self.params or {})
+        if self.test is not None:
+            kwargs["test"] = self.test
+        bins = self._bins(frame, kwargs.get("test"))
+        if bins is not None:
+            kwargs["discretize"] = bins
+        self.result_ = METHODS[self.method](frame, _TARGET, alpha=self.alpha, backend=self.backend,
+                                            **kwargs)
+        chosen = set(self.result_.selected)
+        self.support_ = np.array([c in chosen for c in frame.columns[:-1]], dtype=bool)
+        return self
+
+    def _bins(self, frame, test):
+        if self.discretize != "auto":
+            return self.discretize
+        from .ci import TESTS
+
+        discrete_test = test is None or (isinstance(test, str) and TESTS[test].data == "discrete")
+        has_float = any(pd.api.types.is_float_dtype(t) for t in frame.dtypes)
+        return 5 if discrete_test and has_float else None
+
+    def transform(self, X):
+        """The selected columns; a DataFrame keeps its dtypes (categoricals stay categorical)."""
+        if isinstance(X, pd.DataFrame):
+            check_is_fitted(self, "support_")
+            validate_data(self, X, skip_check_array=True, reset=False)
+            return X.loc[:, self.get_support()]
+        return super().transform(X)
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "support_")
+        return self.support_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.allow_nan = False
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags

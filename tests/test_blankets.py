@@ -1,0 +1,65 @@
+"""Many targets at once: correctness, symmetry, parallel backends."""
+import joblib
+import pickle
+
+import pytest
+
+import mbstat
+from mbstat.datasets import load_network
+
+
+@pytest.fixture(scope="module")
+def asia():
+    return load_network("asia")
+
+
+def test_oracle_blankets_are_the_true_ones(asia):
+    coll = mbstat.blankets(asia, test="oracle")
+    assert {t: set(r.selected) for t, r in coll.results.items()} == {
+        t: set(mb) for t, mb in asia.markov_blankets().items()}
+    assert coll.symmetric and coll.asymmetric_pairs().empty
+    adj = coll.adjacency
+    assert adj.index.name == "target" and adj.columns.name == "feature"
+    assert adj.loc["either", "xray"] and not adj.loc["asia", "xray"]
+    assert (adj.values == adj.values.T).all()
+
+
+def test_large_sample_recovers_the_identifiable_blankets(asia):
+    """At 100,000 rows every blanket is right except where 'either' (a deterministic OR of
+    tub and lung) breaks faithfulness: there the data cannot show tub/lung/asia/smoke links."""
+    data = asia.sample(100_000, seed=4)
+    coll = mbstat.blankets(data, alpha=0.01)
+    truth = asia.markov_blankets()
+    for target in ("bronc", "dysp", "xray"):
+        assert set(coll[target].selected) == set(truth[target]), target
+    text = str(coll.summary())
+    assert "Markov blankets: iamb" in text and "Symmetry:" in text
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_parallel_backends_give_the_same_blankets(asia, backend):
+    data = asia.sample(5000, seed=1)
+    serial = mbstat.blankets(data, ["either", "dysp", "smoke"], alpha=0.01)
+    with joblib.parallel_config(backend=backend):
+        parallel = mbstat.blankets(data, ["either", "dysp", "smoke"], alpha=0.01, n_jobs=2)
+    assert {t: r.selected for t, r in parallel.results.items()} == {
+        t: r.selected for t, r in serial.results.items()}
+    assert parallel.n_tests == serial.n_tests
+
+
+def test_collection_is_frozen_and_picklable(asia):
+    coll = mbstat.blankets(asia, ["asia", "tub"], test="oracle")
+    with pytest.raises(TypeError):
+        coll.results["x"] = None
+    again = pickle.loads(pickle.dumps(coll))
+    assert again["tub"].selected == coll["tub"].selected
+    assert repr(coll).startswith("<BlanketCollection iamb: 2 targets")
+
+
+def test_bad_arguments(asia):
+    with pytest.raises(ValueError, match="method must be one of"):
+        mbstat.blankets(asia, method="nope", test="oracle")
+    with pytest.raises(ValueError, match="unknown variables \\['nope'\\]"):
+        mbstat.blankets(asia, ["nope"], test="oracle")
+    with pytest.raises(ValueError, match="n_jobs"):
+        mbstat.blankets(asia, test="oracle", n_jobs=0)

@@ -1,0 +1,56 @@
+"""The scikit-learn selector: estimator checks, pipelines, feature names."""
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import cross_val_score
+from sklearn.naive_bayes import CategoricalNB
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.estimator_checks import check_estimator
+
+from mbstat.datasets import load_network
+from mbstat.sklearn import MarkovBlanketSelector
+
+
+def test_passes_scikit_learn_estimator_checks():
+    results = check_estimator(MarkovBlanketSelector(), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])) for r in results if r["status"] == "failed"]
+    assert failed == []
+
+
+@pytest.fixture(scope="module")
+def asia():
+    frame = load_network("asia").sample(20000, seed=2)
+    return frame.drop(columns="dysp"), frame["dysp"]
+
+
+def test_selects_the_blanket_from_a_dataframe(asia):
+    X, y = asia
+    sel = MarkovBlanketSelector(alpha=0.01).fit(X, y)
+    assert sorted(sel.get_feature_names_out()) == ["bronc", "either"]
+    assert sel.get_support().dtype == bool and sel.get_support().sum() == 2
+    out = sel.transform(X)
+    assert list(out.columns) == list(sel.get_feature_names_out())
+    assert "Markov blanket" in str(sel.result_.summary())
+
+
+def test_pipeline_and_cross_validation(asia):
+    X, y = asia
+    codes = X.apply(lambda c: c.cat.codes)
+    pipe = make_pipeline(MarkovBlanketSelector(alpha=0.01), CategoricalNB())
+    scores = cross_val_score(pipe, codes.to_numpy(), y.cat.codes.to_numpy(), cv=3)
+    assert scores.mean() > 0.8
+
+
+def test_float_features_are_binned_automatically():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    y = (X[:, 1] + 0.3 * rng.normal(size=600) > 0).astype(int)
+    sel = MarkovBlanketSelector().fit(X, y)
+    assert sel.get_feature_names_out().tolist() == ["x1"]
+    with pytest.raises(ValueError, match="continuous.*discretize="):
+        MarkovBlanketSelector(discretize=None).fit(X, y)
+
+
+def test_bad_method():
+    with pytest.raises(ValueError, match="method must be one of"):
+        MarkovBlanketSelector(method="magic").fit(np.zeros((4, 2), dtype=int), [0, 1, 0, 1])
