@@ -1,43 +1,190 @@
-"""Command line: ``python -m mbstat demo`` (more subcommands come with later releases)."""
+"""Command line: ``mbstat demo | select | vignettes`` (also ``python -m mbstat``).
+
+User mistakes (a missing file, an unknown column or method, a bad parameter)
+print one line on stderr and exit with status 2, never a traceback.
+"""
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 __all__ = ["main"]
 
+VIGNETTE_DIR = Path(__file__).resolve().parent.parent / "vignettes"
 
-def demo(n: int = 5000, seed: int = 1, targets=("HR", "CO", "PVSAT")) -> int:
-    """Learn a few ALARM blankets from a sample and compare them with the truth."""
+
+class UsageError(Exception):
+    """A mistake in what the user asked for: reported in one line, exit status 2."""
+
+
+def _parse_param(text: str):
+    if "=" not in text:
+        raise UsageError(f"--param must look like name=value; got {text!r}")
+    key, value = text.split("=", 1)
+    try:
+        return key.strip(), ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key.strip(), value
+
+
+# --------------------------------------------------------------------- demo
+def demo(n: int = 5000, seed: int = 1, targets=("HR", "CO", "PVSAT"), plot: str | None = None):
+    """Learn a few ALARM blankets with each learner and compare them with the truth."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import mbstat
     from mbstat.datasets import load_network
 
     net = load_network("alarm")
     data = net.sample(n, seed=seed)
+    methods = [m for m in ("iamb", "mbor") if m in mbstat.METHODS]
     print(f"ALARM network ({len(net.nodes)} nodes, {net.n_arcs} arcs), {n} rows sampled "
-          f"with seed {seed}.\n")
+          f"with seed {seed}; learners: {', '.join(methods)}.\n")
     print(mbstat.ci_test(data, "HR", "CO", z=["STROKEVOLUME"]))
+    last = None
     for target in targets:
-        res = mbstat.iamb(data, target, alpha=0.05)
-        truth = sorted(net.markov_blanket(target))
-        print(res.summary())
-        found = set(res.blanket)
-        print(f"True blanket of {target}: {{{', '.join(truth)}}}")
-        print(f"  missed: {sorted(set(truth) - found) or 'none'}; "
-              f"extra: {sorted(found - set(truth)) or 'none'}\n")
+        truth = set(net.markov_blanket(target))
+        for method in methods:
+            res = mbstat.METHODS[method](data, target, alpha=0.05)
+            print(res.summary())
+            found = set(res.selected)
+            print(f"True blanket of {target}: {{{', '.join(sorted(truth))}}}")
+            print(f"  {method} missed: {', '.join(sorted(truth - found)) or 'none'}; "
+                  f"extra: {', '.join(sorted(found - truth)) or 'none'}\n")
+            last = res
+    path = Path(plot) if plot else Path(tempfile.gettempdir()) / "mbstat_demo.png"
+    ax = last.plot()
+    ax.figure.savefig(path, dpi=100, bbox_inches="tight")
+    print(f"Plot of the last blanket's p-values written to {path}")
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="mbstat", description=__doc__)
+# ------------------------------------------------------------------- select
+def select(args) -> int:
+    import pandas as pd
+
+    import mbstat
+
+    path = Path(args.data)
+    if not path.is_file():
+        raise UsageError(f"data file not found: {path}")
+    try:
+        data = pd.read_csv(path)
+    except Exception as exc:  # parser errors, encoding errors
+        raise UsageError(f"cannot read {path} as CSV: {exc}") from None
+    if args.target not in data.columns:
+        raise UsageError(f"unknown column {args.target!r} for --target; the file has "
+                         f"{', '.join(map(str, data.columns[:12]))}"
+                         f"{', ...' if len(data.columns) > 12 else ''}")
+    if args.method not in mbstat.METHODS:
+        raise UsageError(f"unknown method {args.method!r}; choose from "
+                         f"{', '.join(mbstat.METHODS)}")
+    func = mbstat.METHODS[args.method]
+    params = dict(_parse_param(p) for p in args.param)
+    for name in ("alpha", "test", "backend", "discretize", "na"):
+        value = getattr(args, name)
+        if value is not None:
+            params[name] = value
+    if "progress" in inspect.signature(func).parameters:
+        params.setdefault("progress", True)
+    try:
+        result = func(data, args.target, **params)
+    except (ValueError, TypeError, RuntimeError) as exc:
+        raise UsageError(str(exc)) from None
+    print(result.summary())
+    if args.out:
+        table = getattr(result, "pvalues", None)
+        if table is None:
+            raise UsageError(f"method {args.method!r} has no p-value table to write")
+        table.to_csv(args.out)
+        print(f"p-value table written to {args.out}")
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        ax = result.plot()
+        ax.figure.savefig(args.plot, dpi=100, bbox_inches="tight")
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+# ---------------------------------------------------------------- vignettes
+def vignettes(args) -> int:
+    if not VIGNETTE_DIR.is_dir():
+        raise UsageError("the vignettes ship with the source tree; run from a clone "
+                         "(pip install -e .)")
+    found = {p.stem: p for p in sorted(VIGNETTE_DIR.glob("*.py"))}
+    if not args.name:
+        print("Vignettes (run one with: mbstat vignettes [--quick] NAME):")
+        for name, p in found.items():
+            print(f"  {name:<28} {_first_doc_line(p)}")
+        return 0
+    if args.name not in found:
+        raise UsageError(f"unknown vignette {args.name!r}; available: {', '.join(found)}")
+    cmd = [sys.executable, str(found[args.name])]
+    if args.quick:
+        cmd.append("--quick")
+    if args.out:
+        cmd += ["--out", args.out]
+    return subprocess.call(cmd)
+
+
+def _first_doc_line(path: Path) -> str:
+    """First line of a script's docstring."""
+    import ast as _ast
+
+    doc = _ast.get_docstring(_ast.parse(path.read_text())) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mbstat", description="Markov-blanket feature selection")
     sub = parser.add_subparsers(dest="command", required=True)
-    p_demo = sub.add_parser("demo", help="learn ALARM blankets from a sample and check them")
-    p_demo.add_argument("--rows", type=int, default=5000)
-    p_demo.add_argument("--seed", type=int, default=1)
+
+    p = sub.add_parser("demo", help="learn ALARM blankets from a sample and check them")
+    p.add_argument("--rows", type=int, default=5000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--plot", help="where to write the plot (default: a temporary file)")
+
+    p = sub.add_parser("select", help="learn the Markov blanket of a column of a CSV file")
+    p.add_argument("data", help="CSV file with a header row")
+    p.add_argument("--target", required=True)
+    p.add_argument("--method", default="iamb")
+    p.add_argument("--alpha", type=float)
+    p.add_argument("--test")
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"))
+    p.add_argument("--discretize", type=int, help="equal-frequency bins for float columns")
+    p.add_argument("--na", choices=("raise", "drop"))
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="any other argument of the method, e.g. --param m=3")
+    p.add_argument("--out", help="write the p-value table to this CSV file")
+    p.add_argument("--plot", help="write the plot to this image file")
+
+    p = sub.add_parser("vignettes", help="list or run the vignettes")
+    p.add_argument("name", nargs="?")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--out", help="folder for the vignette's outputs")
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "demo":
-        return demo(args.rows, args.seed)
-    return 2
+    try:
+        if args.command == "demo":
+            return demo(args.rows, args.seed, plot=args.plot)
+        if args.command == "select":
+            return select(args)
+        return vignettes(args)
+    except UsageError as exc:
+        print(f"mbstat {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

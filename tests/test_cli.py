@@ -2,22 +2,79 @@
 import subprocess
 import sys
 
+import pandas as pd
+import pytest
 
-def run(*args):
+from mbstat.datasets import sample_network
+
+
+def run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "mbstat", *args], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=600, cwd=cwd)
 
 
-def test_demo_prints_summaries_and_truth():
-    out = run("demo", "--rows", "2000")
+@pytest.fixture(scope="module")
+def csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "asia.csv"
+    sample_network("asia", 3000, seed=1).to_csv(path, index=False)
+    return path
+
+
+def test_demo_prints_summaries_truth_and_plot(tmp_path):
+    plot = tmp_path / "demo.png"
+    out = run("demo", "--rows", "2000", "--plot", str(plot))
     assert out.returncode == 0, out.stderr
     assert "ALARM network (37 nodes, 46 arcs)" in out.stdout
     assert "Mutual Information (G2) test" in out.stdout
     assert out.stdout.count("Markov blanket: incremental association (IAMB)") == 3
     assert "True blanket of HR:" in out.stdout
+    assert f"written to {plot}" in out.stdout and plot.stat().st_size > 1000
+
+
+def test_select_writes_pvalues_and_plot(csv, tmp_path):
+    out = run("select", str(csv), "--target", "either", "--alpha", "0.01",
+              "--out", str(tmp_path / "p.csv"), "--plot", str(tmp_path / "p.png"))
+    assert out.returncode == 0, out.stderr
+    assert "Blanket of either:" in out.stdout
+    table = pd.read_csv(tmp_path / "p.csv", index_col="feature")
+    assert set(table.index) == {"asia", "tub", "smoke", "lung", "bronc", "xray", "dysp"}
+    assert table["selected"].sum() >= 2
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_select_passes_parameters(csv):
+    out = run("select", str(csv), "--target", "dysp", "--test", "mc-g2", "--param", "B=99",
+              "--param", "seed=1")
+    assert out.returncode == 0, out.stderr
+    assert "mc-g2" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["select", "missing.csv", "--target", "x"], "data file not found: missing.csv"),
+        (["select", "{csv}", "--target", "nope"], "unknown column 'nope' for --target"),
+        (["select", "{csv}", "--target", "either", "--method", "magic"], "unknown method 'magic'"),
+        (["select", "{csv}", "--target", "either", "--alpha", "2"], "alpha must be in (0.0, 1.0)"),
+        (["select", "{csv}", "--target", "either", "--param", "m"], "--param must look like name=value"),
+        (["select", "{csv}", "--target", "either", "--param", "bogus=1"], "does not accept ['bogus']"),
+        (["vignettes", "no_such_vignette"], "unknown vignette 'no_such_vignette'"),
+    ],
+)
+def test_user_mistakes_exit_2_without_traceback(csv, args, message):
+    out = run(*[a.replace("{csv}", str(csv)) for a in args])
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 def test_usage_error_exits_2():
     out = run("frobnicate")
     assert out.returncode == 2
     assert "invalid choice" in out.stderr
+
+
+def test_vignettes_are_listed():
+    out = run("vignettes")
+    assert out.returncode == 0
+    assert "Vignettes" in out.stdout

@@ -8,6 +8,7 @@ numbers and serves CuPy.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 from numba import njit, prange
@@ -100,8 +101,18 @@ def _dense_table_statistics(x, y, zcols, zcards, rxm, ry):  # pragma: no cover -
     return out
 
 
-_serial = njit(cache=True, nogil=True)(_dense_table_statistics)
-_parallel = njit(cache=True, nogil=True, parallel=True)(_dense_table_statistics)
+def _renamed(func, name):
+    """A copy of ``func`` under another name: numba caches by name, and the serial and
+    parallel builds of one kernel must not overwrite each other's cache entries."""
+    copy = types.FunctionType(func.__code__, func.__globals__, name, func.__defaults__,
+                              func.__closure__)
+    copy.__qualname__ = name
+    return copy
+
+
+_serial = njit(cache=True, nogil=True)(_renamed(_dense_table_statistics, "_dense_serial"))
+_parallel = njit(cache=True, nogil=True, parallel=True)(
+    _renamed(_dense_table_statistics, "_dense_parallel"))
 
 #: Below this many row visits (candidates x rows) threads cost more than they save.
 PARALLEL_MIN_WORK = 1 << 18
