@@ -84,14 +84,15 @@ def _dense_table_statistics(x, y, zcols, zcards, rxm, ry):  # pragma: no cover -
     k, n = x.shape
     m = zcols.shape[0]
     rz = 1
-    for j in range(m):
-        rz *= zcards[j]
-    base = np.empty(n, np.int64)
-    for r in prange(n):
-        s = 0
-        for j in range(m):
-            s = s * zcards[j] + zcols[j, r]
-        base[r] = s * (rxm * ry) + y[r]
+    base = np.zeros(n, np.int64)
+    for j in range(m):  # column by column: vectorizes, no dependency chain across rows
+        card = zcards[j]
+        rz *= card
+        for r in range(n):
+            base[r] = base[r] * card + zcols[j, r]
+    width = rxm * ry
+    for r in range(n):
+        base[r] = base[r] * width + y[r]
     out = np.zeros((k, 4))
     for i in prange(k):
         table = np.zeros(rz * rxm * ry, np.int64)
