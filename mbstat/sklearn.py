@@ -24,8 +24,9 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     ----------
     method : str
         A name in :data:`mbstat.METHODS` (default "iamb").
-    alpha : float
-        Significance level of the CI tests.
+    alpha : float or None
+        The method's ``alpha`` (the significance level of CI-test methods);
+        None keeps the method's default.
     test : str or None
         CI test (None: the method's default).
     discretize : "auto", int or None
@@ -43,7 +44,7 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     feature_names_in_, n_features_in_ : as in scikit-learn
     """
 
-    def __init__(self, method="iamb", alpha=0.05, test=None, discretize="auto", params=None,
+    def __init__(self, method="iamb", alpha=None, test=None, discretize="auto", params=None,
                  backend=None):
         self.method = method
         self.alpha = alpha
@@ -73,11 +74,12 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         kwargs = dict(self.params or {})
         if self.test is not None:
             kwargs["test"] = self.test
+        if self.alpha is not None:
+            kwargs["alpha"] = self.alpha
         bins = self._bins(frame, kwargs.get("test"))
         if bins is not None:
             kwargs["discretize"] = bins
-        self.result_ = METHODS[self.method](frame, _TARGET, alpha=self.alpha, backend=self.backend,
-                                            **kwargs)
+        self.result_ = METHODS[self.method](frame, _TARGET, backend=self.backend, **kwargs)
         chosen = set(self.result_.selected)
         self.support_ = np.array([c in chosen for c in frame.columns[:-1]], dtype=bool)
         return self

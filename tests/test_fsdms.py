@@ -1,0 +1,282 @@
+"""FSDMS and WFSDMS (Liu, Tang & Zeng 2015): Algorithms 1-3, CorrAL, results, bad input."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from mbstat.algorithms.fsdms import fsdms, wfsdms  # noqa: E402
+from mbstat.backend import gpu_available  # noqa: E402
+from mbstat.datasets import make_corral  # noqa: E402
+from mbstat.dependency import dependency  # noqa: E402
+from mbstat.results.fsdms import FSDMSResult, WFSDMSResult  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = ("A0", "A1", "B0", "B1")
+
+
+# ---------------------------------------------------------------------------
+# The paper's synthetic experiment (Table I)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["corral", "corral46", "corral47"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_corral_first_four(kind, seed):
+    res = fsdms(make_corral(kind, seed=seed), "class")
+    assert res.sequence[:4] == CORE
+    assert "R" not in res.sequence[:4]
+    assert res.selected == CORE  # the shortest prefix with D(P) = D(F) = 1
+    if kind == "corral":
+        assert res.A1 == CORE and res.B2 == () and res.C3 == ("I", "R")
+    else:
+        # exact copies A0_0 .. B1_0 leave no feature strongly relevant in the data
+        assert res.A1 == () and res.B2 == ()
+
+
+def test_corral_hand_computed_steps():
+    """Gains and dependencies of Algorithm 3 on CorrAL, worked out by hand."""
+    res = fsdms(make_corral("corral", seed=0), "class")
+    r = res.ranking
+    # step 1: D({a}) = 0 and D(F) - D(F - a) = 1 - 5/8 for each of A0..B1
+    # step 2: D({A0, A1}) = 1/4 and D(F - A0) - D({B0, B1, I, R}) = 5/8 - 1/4
+    np.testing.assert_allclose(r["gain"], [3 / 8, 5 / 8, 5 / 8, 3 / 8, 0, 0])
+    np.testing.assert_allclose(r["dependency"], [0, 1 / 4, 5 / 8, 1, 1, 1])
+    np.testing.assert_allclose(r["remaining"], [5 / 8, 1 / 4, 0, 0, 0, 0])
+    np.testing.assert_allclose(r["margin"], r["dependency"] - r["remaining"])
+    assert list(r["set"]) == ["A1"] * 4 + ["C3"] * 2
+
+
+@pytest.mark.parametrize("perm_seed", range(4))
+def test_corral_robust_to_column_order(perm_seed):
+    df = make_corral("corral", seed=3)
+    cols = list(np.random.default_rng(perm_seed).permutation(df.columns[:-1]))
+    res = fsdms(df[cols + ["class"]], "class")
+    assert set(res.sequence[:4]) == set(CORE)
+
+
+# ---------------------------------------------------------------------------
+# Algorithms 1-3 against brute force, and Theorem 4
+# ---------------------------------------------------------------------------
+
+
+def strongly_relevant(df, a, feats, y):
+    """Definition 2 on the empirical distribution: P(Y | a, S) != P(Y | S) somewhere."""
+    rest = [f for f in feats if f != a]
+    groups = df.groupby(rest) if rest else [((), df)]
+    for _, g in groups:
+        table = pd.crosstab(g[a], g[y], normalize="index")
+        if (table.max(axis=0) - table.min(axis=0)).max() > 1e-12:
+            return True
+    return False
+
+
+def random_table(seed, n, d, theta):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 2, size=(n, d))
+    y = (x[:, 0] & x[:, 1]) | (rng.random(n) < 0.15)
+    df = pd.DataFrame(x, columns=[f"X{j}" for j in range(d)])
+    if d > 3:
+        df["X3"] = df["X0"]  # an exact copy: X0 stops being strongly relevant
+    if theta is not None:
+        df["X2"] = rng.normal(size=n) + 2.0 * y
+    df["y"] = y.astype(int)
+    return df
+
+
+def check_against_brute_force(df, alpha, theta):
+    feats = [c for c in df.columns if c != "y"]
+    res = fsdms(df, "y", alpha=alpha, theta=theta)
+
+    def dep(cols):
+        return dependency(df, list(cols), "y", theta=theta)
+
+    full = dep(feats)
+    minus = {a: dep([f for f in feats if f != a]) for a in feats}
+    a1 = tuple(a for a in feats if full > minus[a])
+    b2 = tuple(b for b in feats if b not in a1 and all(
+        minus[m] > dep([f for f in feats if f not in (m, b)]) for m in feats if m != b))
+    assert res.A1 == a1
+    assert res.B2 == b2
+    assert set(res.C3) == set(feats) - set(a1) - set(b2)
+    # Theorem 4: every member of A1 is strongly relevant (Definition 2, discrete data)
+    for a in res.A1 if theta is None else ():
+        assert strongly_relevant(df, a, feats, "y")
+    # Algorithm 3: A1, then B2, then C3; each step the best gain, recomputed from scratch
+    order = {"A1": 0, "B2": 1, "C3": 2}
+    assert list(res.ranking["set"].map(order)) == sorted(res.ranking["set"].map(order))
+    chosen = []
+    for _, row in res.ranking.iterrows():
+        cands = [f for f in getattr(res, row["set"]) if f not in chosen]
+        gains = {a: (dep(chosen + [a]) - dep(chosen))
+                 + alpha * (dep([f for f in feats if f not in chosen])
+                            - dep([f for f in feats if f not in chosen + [a]]))
+                 for a in cands}
+        assert row["gain"] == pytest.approx(gains[row["feature"]], abs=1e-12)
+        assert row["gain"] == pytest.approx(max(gains.values()), abs=1e-12)
+        chosen.append(row["feature"])
+        assert row["dependency"] == pytest.approx(dep(chosen), abs=1e-12)
+    return res
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(12, 60), d=st.integers(2, 5),
+       alpha=st.sampled_from([0.0, 0.5, 1.0, 2.0]))
+def test_discrete_algorithms_match_brute_force(seed, n, d, alpha):
+    df = random_table(seed, n, d, None)
+    if df["y"].nunique() < 2:
+        return
+    check_against_brute_force(df, alpha, None)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(12, 50), d=st.integers(3, 5),
+       theta=st.sampled_from([0.1, 0.3, 0.6]))
+def test_numerical_algorithms_match_brute_force(seed, n, d, theta):
+    df = random_table(seed, n, d, theta)
+    if df["y"].nunique() < 2:
+        return
+    check_against_brute_force(df, 1.0, theta)
+
+
+def test_strongly_relevant_found_with_copy():
+    """X1 is needed and unique; X0 has an exact copy X3, so only X1 is in A1."""
+    df = random_table(7, 400, 5, None)
+    res = check_against_brute_force(df, 1.0, None)
+    assert res.A1 == ("X1",)
+
+
+def test_numerical_wine_feature_subset():
+    from mbstat.datasets import load_wine
+
+    wine = load_wine()
+    feats = ["alcohol", "flavanoids", "color_intensity", "proline", "hue"]
+    res = fsdms(wine, "class", theta=0.14, features=feats)
+    assert set(res.sequence) == set(feats)
+    assert res.dependency_all == dependency(wine, feats, "class", theta=0.14)
+    assert res.theta == 0.14 and "Definition 9" in str(res.summary())
+
+
+# ---------------------------------------------------------------------------
+# Options, determinism, data hygiene
+# ---------------------------------------------------------------------------
+
+
+def test_k_and_default_rule():
+    df = make_corral("corral", seed=0)
+    assert fsdms(df, "class", k=2).selected == ("A0", "A1")
+    assert fsdms(df, "class", k=0).selected == ()
+    res = fsdms(df, "class")
+    assert res.params["k"] == 4 and "shortest prefix" in res.rule
+
+
+def test_deterministic_and_data_untouched():
+    df = make_corral("corral47", seed=2)
+    before = df.copy()
+    a, b = fsdms(df, "class"), fsdms(df, "class")
+    assert a.sequence == b.sequence
+    pd.testing.assert_frame_equal(a.ranking, b.ranking)
+    pd.testing.assert_frame_equal(df, before)
+
+
+def test_bad_input():
+    df = make_corral("corral", seed=0)
+    num = df.assign(I=df["I"] + 0.5)
+    with pytest.raises(ValueError, match="theta"):
+        fsdms(df, "class", theta=0)
+    with pytest.raises(ValueError, match="theta"):
+        fsdms(df, "class", theta=-1.0)
+    with pytest.raises(ValueError, match="alpha"):
+        fsdms(df, "class", alpha=-0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        fsdms(df, "class", alpha=float("inf"))
+    with pytest.raises(ValueError, match=r"theta=0\.14"):
+        fsdms(num, "class")  # a continuous column and no theta: say what to pass
+    with pytest.raises(ValueError, match="single class"):
+        fsdms(df.assign(**{"class": 0}), "class")
+    with pytest.raises(ValueError, match="k must be"):
+        fsdms(df, "class", k=7)
+    with pytest.raises(ValueError, match="at least one"):
+        fsdms(df, "class", features=[])
+    with pytest.raises(ValueError, match="cv must be"):
+        wfsdms(df, "class", cv=1)
+    with pytest.raises(TypeError, match="estimator"):
+        wfsdms(df, "class", estimator="svm")
+
+
+# ---------------------------------------------------------------------------
+# Results and WFSDMS
+# ---------------------------------------------------------------------------
+
+
+def test_result_printing_and_plot():
+    res = fsdms(make_corral("corral", seed=0), "class")
+    assert isinstance(res, FSDMSResult)
+    assert repr(res).startswith("<FSDMSResult fsdms: class <- {A0, A1, B0, B1} (4 of 6)")
+    text = str(res.summary())
+    for part in ("FSDMS", "Definition 7", "strongly relevant", "Ranking", "Selected: 4"):
+        assert part in text
+    assert res.ranking.index.name == "rank"
+    ax = res.plot()
+    assert ax.get_xlabel() == "rank"
+    with pytest.raises(Exception):
+        res.alpha = 2.0  # frozen
+
+
+def test_wfsdms_corral():
+    from sklearn.tree import DecisionTreeClassifier
+
+    res = wfsdms(make_corral("corral", seed=0), "class",
+                 estimator=DecisionTreeClassifier(random_state=0), cv=5, seed=0)
+    assert isinstance(res, WFSDMSResult)
+    assert res.selected == CORE and res.best_k == 4
+    assert res.accuracy == 1.0
+    assert res.scores.index.name == "n_features" and len(res.scores) == 6
+    assert res.accuracy_all == res.scores["accuracy"].iloc[-1]
+    assert res.scores["accuracy"].iloc[:3].max() < 1.0
+    assert "Best: the first 4 features" in str(res.summary())
+    assert res.plot().get_ylabel() == "cross-validated accuracy"
+    again = wfsdms(make_corral("corral", seed=0), "class", cv=5, seed=0, max_features=3)
+    assert len(again.scores) == 3
+
+
+# ---------------------------------------------------------------------------
+# Vignettes (quick mode) and GPU
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, expect", [
+    ("fsdms_corral.py", ["CorrAL-47", "FSDMS", "greedy MI", "R"]),
+    ("fsdms_uci.py", ["wine", "wdbc", "SVM", "all features"]),
+])
+def test_vignette_quick(tmp_path, name, expect):
+    out = subprocess.run([sys.executable, str(ROOT / "vignettes" / name), "--quick", "--out",
+                          str(tmp_path)], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    for word in expect:
+        assert word in out.stdout
+    assert list(tmp_path.glob("*.png"))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("theta", [None, 0.14])
+def test_gpu_matches_cpu(theta):
+    from mbstat.datasets import load_wine
+
+    df = make_corral("corral47", seed=0) if theta is None else load_wine()
+    target = "class"
+    cpu = fsdms(df, target, theta=theta, backend="cpu")
+    gpu = fsdms(df, target, theta=theta, backend="gpu")
+    assert gpu.backend == "cupy"
+    pd.testing.assert_frame_equal(cpu.ranking, gpu.ranking)
