@@ -1,17 +1,17 @@
 """Compiled (numba) counting kernels for the CPU backend.
 
 One pass over the rows per candidate fills its table; the statistics are
-computed from the table in the same call, with no temporary arrays. Candidates
-run in parallel threads. The numpy path in :mod:`.counting` computes the same
+computed from the table in the same call, with no temporary arrays. Large
+batches are split across threads. The numpy path in :mod:`.counting` computes the same
 numbers and serves CuPy.
 """
 from __future__ import annotations
 
 import math
-import types
+import os
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 
 @njit(cache=True, nogil=True)
@@ -94,7 +94,7 @@ def _dense_table_statistics(x, y, zcols, zcards, rxm, ry):  # pragma: no cover -
     for r in range(n):
         base[r] = base[r] * width + y[r]
     out = np.zeros((k, 4))
-    for i in prange(k):
+    for i in range(k):
         table = np.zeros(rz * rxm * ry, np.int64)
         for r in range(n):
             table[base[r] + x[i, r] * ry] += 1
@@ -102,28 +102,37 @@ def _dense_table_statistics(x, y, zcols, zcards, rxm, ry):  # pragma: no cover -
     return out
 
 
-def _renamed(func, name):
-    """A copy of ``func`` under another name: numba caches by name, and the serial and
-    parallel builds of one kernel must not overwrite each other's cache entries."""
-    copy = types.FunctionType(func.__code__, func.__globals__, name, func.__defaults__,
-                              func.__closure__)
-    copy.__qualname__ = name
-    return copy
-
-
-_serial = njit(cache=True, nogil=True)(_renamed(_dense_table_statistics, "_dense_serial"))
-_parallel = njit(cache=True, nogil=True, parallel=True)(
-    _renamed(_dense_table_statistics, "_dense_parallel"))
+_serial = njit(cache=True, nogil=True)(_dense_table_statistics)
 
 #: Below this many row visits (candidates x rows) threads cost more than they save.
 PARALLEL_MIN_WORK = 1 << 18
+_pool = None
+
+
+def _threads() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def dense_table_statistics(x, y, zcols, zcards, rxm, ry):
     """Statistics of the k tables x[i] x y | z (array (k, 4): G2, X2, adjusted df, cells).
 
-    z is given by its columns ``zcols`` (m, n) and their levels ``zcards``;
-    large batches run their candidates in parallel threads.
+    z is given by its columns ``zcols`` (m, n) and their levels ``zcards``.
+    Large batches are split across a small pool of threads: the kernel
+    releases the GIL, and plain threads (unlike numba's parallel layer) are
+    safe when the caller runs its own threads, e.g. ``blankets(n_jobs=...)``.
     """
-    kernel = _parallel if x.shape[0] > 1 and x.size >= PARALLEL_MIN_WORK else _serial
-    return kernel(x, y, zcols, zcards, rxm, ry)
+    global _pool
+    workers = min(_threads(), x.shape[0])
+    if workers < 2 or x.size < PARALLEL_MIN_WORK:
+        return _serial(x, y, zcols, zcards, rxm, ry)
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _pool = ThreadPoolExecutor(max_workers=_threads(), thread_name_prefix="mbstat-count")
+    parts = np.array_split(np.arange(x.shape[0]), workers)
+    futures = [_pool.submit(_serial, x[p[0] : p[-1] + 1], y, zcols, zcards, rxm, ry)
+               for p in parts]
+    return np.concatenate([f.result() for f in futures])
