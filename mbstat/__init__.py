@@ -1,7 +1,7 @@
 """mbstat: Markov-blanket feature selection with an R-style functional API."""
 from __future__ import annotations
 
-from .algorithms import METHODS, fsdms, iamb, inter_iamb, wfsdms
+from .algorithms import METHODS, fsdms, gs_m, iamb, inter_iamb, rgs, wfsdms
 from .blankets import BlanketCollection, blankets
 from .backend import get_backend, gpu_available, set_backend
 from .ci import TESTS, CIResult, ci_test, ci_test_batch, cond_mutual_info, tests_table
@@ -12,6 +12,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "as_dataset", "BlanketCollection", "blankets", "ci_test", "ci_test_batch", "CIResult",
-    "cond_mutual_info", "Dataset", "dependency", "fsdms", "get_backend", "gpu_available", "iamb",
+    "cond_mutual_info", "Dataset", "dependency", "fsdms", "get_backend", "gs_m", "rgs", "gpu_available", "iamb",
     "inter_iamb", "METHODS", "set_backend", "TESTS", "tests_table", "wfsdms",
 ]

@@ -348,3 +348,11 @@ def test_gpu_matches_cpu(z):
         gpu = ci_test_batch(df, xs, "v1", z, test, backend="gpu")
         np.testing.assert_allclose(gpu.statistic, cpu.statistic, rtol=1e-9)
         np.testing.assert_array_equal(gpu.df, cpu.df)
+
+
+def test_single_level_variable_is_independent_not_nan():
+    df = pd.DataFrame({"a": [0, 1, 0, 1, 1, 0], "b": [1] * 6, "c": [0, 1, 1, 0, 1, 0]})
+    res = ci_test(df, "a", "b")
+    assert res.df == 0 and res.pvalue == 1.0 and res.log_pvalue == 0.0 and res.independent
+    batch = ci_test_batch(df, ["a", "b"], "c")
+    assert np.isfinite(batch.pvalue).all()

@@ -129,8 +129,13 @@ class ContingencyTest(CITest):
         else:
             df = (rx - 1.0) * (ry - 1.0) * rz_declared
         statistic = stats[self.stat]
-        pvalue = special.chdtrc(df, statistic)
-        log_p = chi2_logsf(statistic, df)
+        degenerate = df <= 0  # a variable with one level: nothing to test
+        if degenerate.any():
+            df = np.where(degenerate, 0.0, df)
+            statistic = np.where(degenerate, 0.0, statistic)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pvalue = np.where(degenerate, 1.0, special.chdtrc(df, statistic))
+            log_p = np.where(degenerate, 0.0, chi2_logsf(statistic, np.maximum(df, 1.0)))
         skipped = None
         if self.min_per_cell is not None:
             skipped = n < self.min_per_cell * rx * ry * rz_declared

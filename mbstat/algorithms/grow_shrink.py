@@ -1,0 +1,418 @@
+"""GS^(m) and the randomized anytime RGS^(m,k) (Margaritis 2009, Algorithms 1 and 2).
+
+Both grow a candidate boundary S by adding *sets* of up to ``m`` variables
+that are jointly dependent on the target given S, then shrink it by removing
+single variables independent of the target given the rest. With ``m = 1``
+GS^(m) is the classic Grow-Shrink algorithm; larger ``m`` finds boundaries
+whose members only matter jointly (parity functions of up to ``m + 1``
+variables). Every subset is tested as one joint variable through the batched
+CI engine: a growth pass over all subsets of one size is one ``test_many``.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import special
+
+from .._validation import check_int, check_number, check_seed
+from ..ci.base import _set_label
+from ..results import MBResult, format_call, make_mb_result
+from ._common import prepare, strongest
+from .iamb import _backward
+
+__all__ = ["gs_m", "rgs"]
+
+_PHASE_GROW, _PHASE_SHRINK = "grow", "shrink"
+
+
+class _Trace(list):
+    """Trace rows (phase, action, feature, CIResult); records when each was appended."""
+
+    def __init__(self, tester, start: float):
+        super().__init__()
+        self.tester, self.start, self.when = tester, start, []
+
+    def append(self, row) -> None:
+        super().append(row)
+        self.when.append((self.tester.n_tests, time.perf_counter() - self.start))
+
+
+@dataclass
+class _Search:
+    """Mutable state of one run: the tester, the blanket and the bookkeeping."""
+
+    tester: object
+    target: str
+    candidates: list
+    min_per_cell: float | None
+    blanket: list
+    trace: _Trace
+    start: float
+    n_power_skipped: int = 0
+
+    def remaining(self) -> list:
+        """Candidates outside S that can carry information (constant columns cannot)."""
+        inside = set(self.blanket)
+        ds = self.tester.dataset
+        constant = {c for c in self.candidates if ds.n_rows and ds.kinds[ds.index(c)] == "discrete"
+                    and ds.cardinalities[ds.index(c)] < 2}
+        return [c for c in self.candidates if c not in inside and c not in constant]
+
+    def log(self, phase, action, feature, result) -> None:
+        self.trace.append((phase, action, feature, result))
+
+    def admissible(self, subsets: np.ndarray) -> np.ndarray:
+        """Power rule: True where a subset's table has at most rows / min_per_cell cells.
+
+        ``subsets`` holds column positions, one subset per row, padded with -1.
+        The rule is that of the contingency tests' ``min_per_cell``, applied
+        before counting so that tables that would be discarded are never built.
+        """
+        tester = self.tester
+        if self.min_per_cell is None or tester.test_obj.kind != "discrete":
+            return np.ones(len(subsets), dtype=bool)
+        ds = tester.dataset
+        cards = np.append(ds.cardinalities.astype(np.float64), 1.0)  # position -1: padding
+        fixed = cards[ds.index(self.target)] * np.prod(cards[list(ds.indices(self.blanket))])
+        cells = np.prod(cards[subsets], axis=1) * fixed
+        return tester.n >= self.min_per_cell * cells
+
+    def ask(self, subsets: np.ndarray):
+        """Test each row of ``subsets`` jointly against the target given S (one batch).
+
+        Returns (indices of the rows tested, CIBatch or None); rows the power
+        rule declines are counted as skipped (independence assumed).
+        """
+        ok = self.admissible(subsets)
+        self.n_power_skipped += int(np.count_nonzero(~ok))
+        tested = np.flatnonzero(ok)
+        if not len(tested):
+            return tested, None
+        names = self.tester.dataset.names
+        xs = [tuple(names[j] for j in row if j >= 0) for row in subsets[tested].tolist()]
+        return tested, self.tester.test_many(xs, self.target, self.blanket, phase=_PHASE_GROW)
+
+    def add(self, members, result) -> None:
+        self.blanket.extend(members)
+        self.log(_PHASE_GROW, "add", _set_label(list(members)), result)
+
+    def shrink(self) -> None:
+        """Algorithm 1, lines 8-11: remove single members independent given the rest."""
+        _backward(self.tester, self.target, self.blanket, self.trace, phase=_PHASE_SHRINK)
+
+
+def _dependent(batch) -> np.ndarray:
+    """Dependence decisions; a NaN p-value (df 0: a constant column) is no evidence."""
+    return ~batch.independent & ~np.isnan(batch.pvalue)
+
+
+# --------------------------------------------------------------------------- GS^(m)
+def _grow_exhaustive(s: _Search, m: int) -> None:
+    """Algorithm 1, lines 3-6, subsets by increasing size, then decreasing I(X; Y | S)."""
+    ds = s.tester.dataset
+    while True:
+        remaining = s.remaining()
+        pos = np.array(ds.indices(remaining), dtype=np.intp)
+        added = False
+        for size in range(1, min(m, len(remaining)) + 1):
+            combos = np.array(list(itertools.combinations(range(len(remaining)), size)),
+                              dtype=np.intp).reshape(-1, size)
+            tested, batch = s.ask(pos[combos])
+            if batch is None:
+                # every table of this size breaks the power rule, hence every larger one
+                s.n_power_skipped += sum(math.comb(len(remaining), t)
+                                         for t in range(size + 1, min(m, len(remaining)) + 1))
+                break
+            order = np.lexsort((np.arange(len(batch)), batch.log_pvalue, -batch.mi))
+            dependent = _dependent(batch)[order]
+            if dependent.any():
+                best = int(order[np.argmax(dependent)])
+                s.add([remaining[i] for i in combos[tested[best]]], batch[best])
+                added = True
+                break
+        if not added:
+            return
+
+
+def _gs_m_search(s: _Search, m: int) -> None:
+    """Algorithm 1: exhaustive growth over subsets of up to m variables, then shrink."""
+    _grow_exhaustive(s, m)
+    s.shrink()
+
+
+def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=None,
+         candidates=None, discretize=None, na="raise", **test_args) -> MBResult:
+    """Grow-Shrink with margin m: GS^(m) (Margaritis 2009, Algorithm 1).
+
+    Growth examines every subset Y of the variables outside S with
+    ``1 <= |Y| <= m``, by increasing size and, within a size, by decreasing
+    I(target; Y | S); the first one dependent on the target given S is added
+    and the growth restarts. Shrink then removes, one at a time, the member
+    least dependent on the target given the rest while it is independent.
+    The result is an m-Markov boundary (the paper's Theorem 5); with
+    ``m = 1`` this is the classic GS algorithm.
+
+    Ordering reading: each size is one batched call; its subsets are sorted by
+    the estimated MI (``batch.mi``; ties by p-value) and the first dependent
+    one in that order is added, as in the paper's Section 5.
+
+    Parameters
+    ----------
+    data : DataFrame, ndarray, Dataset, or BayesianNetwork / oracle object (oracle tests)
+    target : str or int
+    m : int, default 1
+        Largest subset size examined in the growth phase (the margin);
+        between 1 and the number of candidates. Growth costs O(n^m) tests.
+    test : str or CITest
+        A test from :data:`mbstat.TESTS` that accepts sets of variables
+        (all but "fisher_z" when ``m > 1``), or a test object.
+    alpha : float
+        Significance level.
+    min_per_cell : float or None, default 1.0
+        Power rule for discrete tests: a subset whose table (its levels times
+        the target's times those of S) has more cells than ``rows /
+        min_per_cell`` is not tested and is taken as independent (counted in
+        ``result.n_skipped``). The default declines tables with more cells
+        than rows; bnlearn uses 5; None tests everything.
+    backend : {"auto", "cpu", "gpu"}, optional
+    candidates : list, optional
+        Restrict the search to these features (default: all but the target).
+    discretize : int, optional
+        Bin continuous columns into this many equal-frequency bins.
+    **test_args
+        Arguments of the test (e.g. ``B``, ``seed``, ``dag``).
+
+    Returns
+    -------
+    MBResult
+        ``trace`` lists each subset added and each member removed with its
+        test, and the tests performed and seconds elapsed at that step.
+
+    References
+    ----------
+    D. Margaritis, "Toward provably correct feature selection in arbitrary
+    domains", NIPS 2009.
+    """
+    start = time.perf_counter()
+    m = check_int("m", m, low=1)
+    s = _start(data, target, m, test=test, alpha=alpha, min_per_cell=min_per_cell,
+               backend=backend, candidates=candidates, discretize=discretize, na=na,
+               test_args=test_args, start=start)
+    _gs_m_search(s, m)
+    params = {"m": m, "test": s.tester.test_name, "alpha": alpha, "min_per_cell": min_per_cell,
+              **test_args}
+    call = format_call("gs_m", data, target=s.target, m=m, test=s.tester.test_name, alpha=alpha)
+    return _finish(s, "gs_m", f"grow-shrink with margin m = {m} (GS^({m}))", call, params,
+                   complete=True)
+
+
+# --------------------------------------------------------------------------- RGS^(m,k)
+def _size_probs(r: int, m: int) -> np.ndarray:
+    """P(|Y| = s), s = 1..m, when P(Y) is proportional to the sum of member weights.
+
+    Summed over all subsets of size s, sum_{i in Y} w_i is C(r - 1, s - 1) times
+    the total weight, so the size is drawn with probability proportional to it.
+    """
+    sizes = np.arange(1, m + 1)
+    logc = special.gammaln(r) - special.gammaln(sizes) - special.gammaln(r - sizes + 1)
+    w = np.exp(logc - logc.max())
+    return w / w.sum()
+
+
+def _member_probs(log_pvalue: np.ndarray) -> np.ndarray:
+    """Probabilities proportional to 1 / p, from log p (safe where p underflows to 0)."""
+    logw = -np.nan_to_num(np.asarray(log_pvalue, dtype=np.float64), nan=0.0)
+    infinite = np.isposinf(logw)
+    if infinite.any():  # p = 0 exactly: those candidates share all the mass
+        return infinite / infinite.sum()
+    w = np.exp(logw - logw.max())
+    return w / w.sum()
+
+
+def _draw_subsets(rng, probs: np.ndarray, m: int, k: int) -> np.ndarray:
+    """Draw k subsets of 1..m of ``len(probs)`` items, P(Y) proportional to sum_{i in Y} probs[i].
+
+    A size s is drawn with probability proportional to C(r - 1, s - 1), then
+    one member i with probability ``probs[i]`` and the other s - 1 uniformly
+    from the rest: P(Y) = sum_{i in Y} probs[i] / C(r - 1, s - 1), exactly the
+    target distribution. Returns a (k, m) int array of sorted members padded
+    (at the end) with -1.
+    """
+    r = len(probs)
+    first = rng.choice(r, size=k, p=probs)
+    if m == 1:
+        return first[:, None]
+    sizes = rng.choice(np.arange(1, m + 1), size=k, p=_size_probs(r, m))
+    out = np.empty((k, m), dtype=np.intp)
+    rows_per_chunk = max(1, (1 << 20) // r)
+    for lo in range(0, k, rows_per_chunk):
+        hi = min(k, lo + rows_per_chunk)
+        keys = rng.random((hi - lo, r))
+        keys[np.arange(hi - lo), first[lo:hi]] = -1.0  # the drawn member comes first
+        part = np.argpartition(keys, m - 1, axis=1)[:, :m]
+        part = np.take_along_axis(part, np.argsort(np.take_along_axis(keys, part, 1), 1), 1)
+        out[lo:hi] = np.where(np.arange(m)[None, :] < sizes[lo:hi, None], part, r)
+    out.sort(axis=1)
+    out[out == r] = -1
+    return out
+
+
+def _distinct(subsets: np.ndarray) -> np.ndarray:
+    """The distinct rows, in order of first occurrence."""
+    k, m = subsets.shape
+    base = int(subsets.max()) + 2
+    if m * math.log2(base) < 62:  # one int64 key per row: a fast 1-D unique
+        keys = ((subsets + 1) * base ** np.arange(m)[::-1]).sum(axis=1)
+        _, first_seen = np.unique(keys, return_index=True)
+    else:
+        _, first_seen = np.unique(subsets, axis=0, return_index=True)
+    return subsets[np.sort(first_seen)]
+
+
+def _grow_random(s: _Search, m: int, k: int, rng, deadline) -> bool:
+    """Algorithm 2, lines 3-9. Returns False when stopped by the deadline."""
+    ds = s.tester.dataset
+    while True:
+        if deadline is not None and time.perf_counter() >= deadline:
+            return False
+        remaining = s.remaining()
+        if not remaining:
+            return True
+        pos = np.append(np.array(ds.indices(remaining), dtype=np.intp), -1)  # [-1]: padding
+        # univariate tests p(X, Y_i | S) give the weights of the random selection
+        tested_uni, uni = s.ask(pos[:-1, None])
+        logp = np.zeros(len(remaining))
+        if uni is not None:
+            logp[tested_uni] = uni.log_pvalue
+        draws = _distinct(_draw_subsets(rng, _member_probs(logp), min(m, len(remaining)), k))
+        single = (draws[:, 1:] < 0).all(axis=1)
+        options = []  # the most dependent single and the most dependent larger subset
+        if uni is not None and single.any():  # singles: already in the univariate batch
+            rows = np.flatnonzero(np.isin(tested_uni, draws[single, 0]))
+            if len(rows):
+                sub = _take(uni, rows)
+                i = strongest(sub)
+                options.append((sub[i], [remaining[tested_uni[rows[i]]]]))
+        if not single.all():
+            larger = draws[~single]
+            tested, batch = s.ask(pos[larger])  # all sizes in one call; the engine groups them
+            if batch is not None:
+                i = strongest(batch)
+                options.append((batch[i], [remaining[j] for j in larger[tested[i]] if j >= 0]))
+        if not options:
+            return True
+        result, members = min(options, key=lambda o: (o[0].log_pvalue, -o[0].statistic))
+        if result.independent or math.isnan(result.pvalue):  # NaN: see _dependent
+            return True
+        s.add(members, result)
+
+
+def _take(batch, rows):
+    """The CIBatch restricted to ``rows``."""
+    return replace(batch, xs=tuple(batch.xs[i] for i in rows),
+                   **{f: getattr(batch, f)[rows] for f in
+                      ("statistic", "df", "pvalue", "log_pvalue", "mi", "skipped")})
+
+
+def _rgs_search(s: _Search, m: int, k: int, rng, deadline) -> bool:
+    """Algorithm 2 with the anytime stop; returns whether the growth completed."""
+    try:
+        complete = _grow_random(s, m, k, rng, deadline)
+    except KeyboardInterrupt:
+        complete = False
+    if not complete:
+        s.log(_PHASE_GROW, "stop", "(time budget or interrupt)", None)
+    try:
+        s.shrink()
+    except KeyboardInterrupt:
+        complete = False
+    return complete
+
+
+def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha=0.05, *,
+        min_per_cell=1.0, backend=None, candidates=None, discretize=None, na="raise",
+        **test_args) -> MBResult:
+    """Randomized anytime Grow-Shrink: RGS^(m,k) (Margaritis 2009, Algorithm 2).
+
+    Each growth round tests every variable outside S against the target
+    given S, draws ``k`` random subsets of size 1..m with probability
+    proportional to the sum over their members of 1 / p(target, Y_i | S),
+    tests them (jointly, batched) and, if the most dependent one (smallest
+    p-value) is dependent, adds it; growth stops after a round that adds
+    nothing. The shrink phase is that of :func:`gs_m`.
+
+    Reading: "probability proportional to sum 1/p" is taken over all subsets of
+    size 1..m together, so sizes are drawn in proportion to C(r - 1, s - 1).
+
+    Parameters
+    ----------
+    data, target, test, alpha, min_per_cell, backend, candidates, discretize, na, **test_args
+        As in :func:`gs_m`.
+    m : int, default 1
+        Largest subset size (1 to the number of candidates).
+    k : int, default 1000
+        Random subsets drawn per round (>= 1); duplicates are tested once.
+    seed : None, int or numpy.random.Generator
+        Same seed, same result.
+    time_budget : float, optional
+        Seconds (>= 0) for the growth phase. When they run out, or on
+        KeyboardInterrupt, growth stops between rounds, the shrink phase runs
+        on the set found (it costs |S| tests per removal; a second interrupt
+        skips it) and the result is marked ``complete=False``.
+
+    Returns
+    -------
+    MBResult
+    """
+    start = time.perf_counter()
+    m = check_int("m", m, low=1)
+    k = check_int("k", k, low=1)
+    time_budget = check_number("time_budget", time_budget, low=0.0, allow_none=True)
+    rng = check_seed(seed)
+    s = _start(data, target, m, test=test, alpha=alpha, min_per_cell=min_per_cell,
+               backend=backend, candidates=candidates, discretize=discretize, na=na,
+               test_args=test_args, start=start)
+    deadline = None if time_budget is None else start + time_budget
+    complete = _rgs_search(s, m, k, rng, deadline)
+    seed_param = seed if seed is None or isinstance(seed, int) else "Generator"
+    params = {"m": m, "k": k, "seed": seed_param, "time_budget": time_budget,
+              "test": s.tester.test_name, "alpha": alpha, "min_per_cell": min_per_cell,
+              **test_args}
+    call = format_call("rgs", data, target=s.target, m=m, k=k, seed=seed_param,
+                       time_budget=time_budget, test=s.tester.test_name, alpha=alpha)
+    return _finish(s, "rgs", f"randomized anytime grow-shrink (RGS^({m},{k}))", call, params,
+                   complete=complete)
+
+
+# --------------------------------------------------------------------------- shared
+def _start(data, target, m, *, test, alpha, min_per_cell, backend=None, candidates=None,
+           discretize=None, na="raise", test_args=None, start=None) -> _Search:
+    """Validate, build the tester and the empty search state."""
+    min_per_cell = check_number("min_per_cell", min_per_cell, low=0.0, allow_none=True)
+    tester, target, cands = prepare(data, target, test=test, alpha=alpha, backend=backend,
+                                    discretize=discretize, na=na, test_args=test_args,
+                                    candidates=candidates)
+    if m > len(cands):
+        raise ValueError(f"m must be <= the number of candidates ({len(cands)}); got {m}")
+    if m > 1 and not tester.test_obj.joint_x:
+        raise ValueError(f"test {tester.test_name!r} cannot test sets of variables; "
+                         "use m = 1 or a discrete test such as 'g2'")
+    start = time.perf_counter() if start is None else start
+    return _Search(tester=tester, target=target, candidates=cands, min_per_cell=min_per_cell,
+                   blanket=[], trace=_Trace(tester, start), start=start)
+
+
+def _finish(s: _Search, method, title, call, params, complete) -> MBResult:
+    elapsed = time.perf_counter() - s.start
+    res = make_mb_result(s.tester, method=method, target=s.target, blanket=s.blanket, call=call,
+                         params=params, elapsed=elapsed, trace=s.trace, title=title,
+                         complete=complete, candidates=s.candidates)
+    res.trace["tests"] = [w[0] for w in s.trace.when]  # when: tests performed, seconds
+    res.trace["seconds"] = [w[1] for w in s.trace.when]
+    if s.n_power_skipped:
+        res = replace(res, n_skipped=res.n_skipped + s.n_power_skipped)
+    return res
