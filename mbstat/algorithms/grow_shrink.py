@@ -313,7 +313,7 @@ def _grow_random(s: _Search, m: int, k: int, rng, deadline) -> bool:
 
 def _take(batch, rows):
     """The CIBatch restricted to ``rows``."""
-    return replace(batch, xs=tuple(batch.xs[i] for i in rows),
+    return replace(batch, keys=tuple(batch.keys[i] for i in rows),
                    **{f: getattr(batch, f)[rows] for f in
                       ("statistic", "df", "pvalue", "log_pvalue", "mi", "skipped")})
 

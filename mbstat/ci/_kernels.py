@@ -19,11 +19,10 @@ def mixed_radix(cols, cards):  # pragma: no cover - compiled
     """One int64 code per column of ``cols`` (m, n): sum_j cols[j] * prod(cards[j+1:])."""
     m, n = cols.shape
     out = np.zeros(n, np.int64)
-    for r in range(n):
-        code = 0
-        for j in range(m):
-            code = code * cards[j] + cols[j, r]
-        out[r] = code
+    for j in range(m):  # column by column: vectorizes, no dependency chain across rows
+        card = cards[j]
+        for r in range(n):
+            out[r] = out[r] * card + cols[j, r]
     return out
 
 
@@ -76,12 +75,16 @@ def _score(table, rz, rxm, ry, out):  # pragma: no cover - compiled
     out[3] = cells
 
 
-def _dense_table_statistics(x, y, zcols, zcards, rxm, ry):  # pragma: no cover - compiled
-    """Statistics of the k tables x[i] x y | z, z given by its columns and levels.
+@njit(cache=True, nogil=True)
+def _subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):  # pragma: no cover
+    """Statistics of the k tables X_i x y | z, X_i the joint variable of columns subsets[i].
 
-    Returns an array (k, 4): G2, X2, adjusted df, observed cells.
+    ``codes`` is the (p, n) code matrix; joint codes are formed on the fly,
+    column by column, in one scratch row. Returns (k, 4): G2, X2, adjusted
+    df, observed cells.
     """
-    k, n = x.shape
+    k, s = subsets.shape
+    n = codes.shape[1]
     m = zcols.shape[0]
     rz = 1
     base = np.zeros(n, np.int64)
@@ -94,17 +97,28 @@ def _dense_table_statistics(x, y, zcols, zcards, rxm, ry):  # pragma: no cover -
     for r in range(n):
         base[r] = base[r] * width + y[r]
     out = np.zeros((k, 4))
+    table = np.zeros(rz * rxm * ry, np.int64)
+    joint = np.zeros(n, np.int64)
     for i in range(k):
-        table = np.zeros(rz * rxm * ry, np.int64)
-        for r in range(n):
-            table[base[r] + x[i, r] * ry] += 1
+        table[:] = 0
+        if s == 1:
+            col = subsets[i, 0]
+            for r in range(n):
+                table[base[r] + codes[col, r] * ry] += 1
+        else:
+            joint[:] = 0
+            for j in range(s):
+                col = subsets[i, j]
+                card = cards[col]
+                for r in range(n):
+                    joint[r] = joint[r] * card + codes[col, r]
+            for r in range(n):
+                table[base[r] + joint[r] * ry] += 1
         _score(table, rz, rxm, ry, out[i])
     return out
 
 
-_serial = njit(cache=True, nogil=True)(_dense_table_statistics)
-
-#: Below this many row visits (candidates x rows) threads cost more than they save.
+#: Below this many row visits (candidates x rows x members) threads cost more than they save.
 PARALLEL_MIN_WORK = 1 << 18
 _pool = None
 
@@ -116,23 +130,23 @@ def _threads() -> int:
         return os.cpu_count() or 1
 
 
-def dense_table_statistics(x, y, zcols, zcards, rxm, ry):
-    """Statistics of the k tables x[i] x y | z (array (k, 4): G2, X2, adjusted df, cells).
+def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
+    """Statistics of the tables X_i x y | z for the column subsets X_i (rows of ``subsets``).
 
-    z is given by its columns ``zcols`` (m, n) and their levels ``zcards``.
-    Large batches are split across a small pool of threads: the kernel
-    releases the GIL, and plain threads (unlike numba's parallel layer) are
-    safe when the caller runs its own threads, e.g. ``blankets(n_jobs=...)``.
+    Returns an array (k, 4): G2, X2, adjusted df, observed cells. Large
+    batches are split across a small pool of threads: the kernel releases the
+    GIL, and plain threads (unlike numba's parallel layer) are safe when the
+    caller runs its own threads, e.g. ``blankets(n_jobs=...)``.
     """
     global _pool
-    workers = min(_threads(), x.shape[0])
-    if workers < 2 or x.size < PARALLEL_MIN_WORK:
-        return _serial(x, y, zcols, zcards, rxm, ry)
+    args = (cards, y, zcols, zcards, rxm, ry)
+    workers = min(_threads(), subsets.shape[0])
+    if workers < 2 or subsets.size * codes.shape[1] < PARALLEL_MIN_WORK:
+        return _subset_statistics(codes, subsets, *args)
     if _pool is None:
         from concurrent.futures import ThreadPoolExecutor
 
         _pool = ThreadPoolExecutor(max_workers=_threads(), thread_name_prefix="mbstat-count")
-    parts = np.array_split(np.arange(x.shape[0]), workers)
-    futures = [_pool.submit(_serial, x[p[0] : p[-1] + 1], y, zcols, zcards, rxm, ry)
-               for p in parts]
+    parts = np.array_split(subsets, workers)
+    futures = [_pool.submit(_subset_statistics, codes, part, *args) for part in parts]
     return np.concatenate([f.result() for f in futures])

@@ -109,7 +109,8 @@ class CIResult:
 class CIBatch:
     """Results of many x tested against one y given one z, as arrays."""
 
-    xs: tuple
+    keys: tuple = field(repr=False)  # column positions of each x
+    names: tuple = field(repr=False)  # the data's column names
     y: str
     z: tuple
     test: str
@@ -124,8 +125,13 @@ class CIBatch:
     method: str = field(default="", repr=False)
     statistic_name: str = field(default="statistic", repr=False)
 
+    @property
+    def xs(self) -> tuple:
+        """The tested variables, as tuples of names."""
+        return tuple(tuple(self.names[j] for j in k) for k in self.keys)
+
     def __len__(self) -> int:
-        return len(self.xs)
+        return len(self.keys)
 
     def __getitem__(self, i: int) -> CIResult:
         return CIResult(
@@ -136,7 +142,7 @@ class CIBatch:
             mi=float(self.mi[i]),
             test=self.test,
             n=self.n,
-            x=self.xs[i],
+            x=tuple(self.names[j] for j in self.keys[i]),
             y=self.y,
             z=self.z,
             alpha=self.alpha,
@@ -250,6 +256,8 @@ class CITester:
         """Device array (len(idx), n) of the codes of columns ``idx`` (compact dtype)."""
         if self._codes_t is None:
             self._codes_t = self.xp.asarray(np.ascontiguousarray(self.dataset.codes.T))
+        if isinstance(idx, slice):
+            return self._codes_t[idx]
         return self._codes_t[np.asarray(idx, dtype=np.intp)]
 
     def strata(self, z: tuple):
@@ -271,6 +279,13 @@ class CITester:
     def _xkey(self, x) -> tuple:
         if isinstance(x, (str, numbers.Integral)):
             return (self._var(x, "x"),)
+        if isinstance(x, tuple):  # fast path for GS^(m)'s many subsets of names
+            try:
+                key = tuple(sorted(self.dataset._index[v] for v in x))
+                if len(set(key)) == len(key) and key:
+                    return key
+            except (KeyError, TypeError):
+                pass  # positions or unknown names: the checked path below says what is wrong
         key = tuple(sorted(self.dataset.indices(x, "x")))
         if not key:
             raise ValueError("x must name at least one variable")
@@ -280,6 +295,26 @@ class CITester:
         """Test x (a variable or a set of variables) against y given z."""
         return self.test_many([x], y, z, phase)[0]
 
+    def _xkeys(self, xs) -> list:
+        """Sorted column-position tuples of the candidates (names looked up in bulk)."""
+        index = self.dataset._index
+        try:
+            keys = [(index[x],) if isinstance(x, str) else tuple(sorted(index[v] for v in x))
+                    for x in xs]
+        except (KeyError, TypeError):  # positions, unknown names, odd types: checked path
+            return [self._xkey(x) for x in xs]
+        if any(len(k) != len(set(k)) or not k for k in keys if len(k) != 1):
+            return [self._xkey(x) for x in xs]
+        return keys
+
+    @staticmethod
+    def _cache_key(xk, yi, zkey):
+        """Tests are symmetric in x and y: one key for both orders."""
+        if len(xk) == 1:
+            a = xk[0]
+            return (a, yi, zkey) if a < yi else (yi, a, zkey)
+        return (xk, yi, zkey)
+
     def test_many(self, xs, y, z=(), phase: str = "") -> CIBatch:
         """Test every x in ``xs`` against y given z, in one pass over the data."""
         import time
@@ -287,7 +322,7 @@ class CITester:
         t0 = time.perf_counter()
         yi = self._var(y, "y")
         zkey = tuple(sorted(self.dataset.indices(z, "z")))
-        xkeys = [self._xkey(x) for x in xs]
+        xkeys = self._xkeys(xs)
         zset = set(zkey)
         if yi in zset:
             raise ValueError(f"y ({self.dataset.names[yi]!r}) is also in z")
@@ -297,8 +332,9 @@ class CITester:
                 where = "y" if yi in xk else "z"
                 raise ValueError(f"x {names} overlaps {where}; x, y and z must be disjoint")
         todo, todo_pos, hits = [], [], {}
+        cache = self._cache
         for i, xk in enumerate(xkeys):
-            hit = self._cache.get((frozenset((xk, (yi,))), zkey))
+            hit = cache.get(self._cache_key(xk, yi, zkey))
             if hit is None:
                 todo.append(xk)
                 todo_pos.append(i)
@@ -310,24 +346,25 @@ class CITester:
             res = self.test_obj.batch(self, todo, yi, zkey)
             if res.get("skipped") is None:
                 res["skipped"] = np.zeros(len(todo), dtype=bool)
+            res = {name: np.asarray(res[name]) for name in _FIELDS}
             self._record(todo, yi, zkey, res, phase)
         if not hits and todo:
-            out = {name: res[name] for name in _FIELDS}
+            out = res
         else:
             out = {name: np.empty(len(xkeys), dtype=bool if name == "skipped" else float)
                    for name in _FIELDS}
-            for i, hit in hits.items():
-                for name, value in zip(_FIELDS, hit):
-                    out[name][i] = value
+            for i, (batch, j) in hits.items():
+                for name in _FIELDS:
+                    out[name][i] = batch[name][j]
             if todo:
                 for name in _FIELDS:
                     out[name][todo_pos] = res[name]
-        names = self.dataset.names
         self.elapsed += time.perf_counter() - t0
         return CIBatch(
-            xs=tuple(tuple(names[j] for j in xk) for xk in xkeys),
-            y=names[yi],
-            z=tuple(names[j] for j in zkey),
+            keys=tuple(xkeys),
+            names=self.dataset.names,
+            y=self.dataset.names[yi],
+            z=tuple(self.dataset.names[j] for j in zkey),
             test=self.test_name,
             n=self.n,
             alpha=self.alpha,
@@ -337,26 +374,37 @@ class CITester:
         )
 
     def _record(self, todo, yi, zkey, res, phase) -> None:
-        """Cache and log the tests just performed."""
-        names = self.dataset.names
-        zlabel = tuple(names[j] for j in zkey)
-        ylabel = names[yi]
-        rows = zip(*(res[name].tolist() for name in _FIELDS))
-        for xk, row in zip(todo, rows):
-            self._cache[(frozenset((xk, (yi,))), zkey)] = row
-            self._log.append((_set_label([names[c] for c in xk]), ylabel, zlabel, *row, phase))
+        """Cache the tests just performed and keep the batch for the log."""
+        for arr in res.values():
+            arr.flags.writeable = False  # shared by the cache, the log and the batch
+        cache = self._cache
+        key = self._cache_key
+        for j, xk in enumerate(todo):
+            cache[key(xk, yi, zkey)] = (res, j)
+        self._log.append((todo, yi, zkey, res, phase))
         self.n_tests += len(todo)
         self.n_skipped += int(np.count_nonzero(res["skipped"]))
 
     @property
     def log(self) -> pd.DataFrame:
         """Every test performed, in order, with its decision at alpha."""
-        cols = ["x", "y", "z", *_FIELDS, "phase"]
-        frame = pd.DataFrame(self._log, columns=cols)
-        frame["z"] = frame["z"].map(lambda z: ", ".join(z))
-        frame.insert(frame.columns.get_loc("skipped"), "independent",
-                     frame["skipped"].astype(bool) | (frame["pvalue"] > self.alpha))
+        names = self.dataset.names
+        columns = {key: [] for key in ("x", "y", "z", *_FIELDS, "phase")}
+        for todo, yi, zkey, res, phase in self._log:
+            k = len(todo)
+            columns["x"] += [_set_label([names[c] for c in xk]) for xk in todo]
+            columns["y"] += [names[yi]] * k
+            columns["z"] += [", ".join(names[j] for j in zkey)] * k
+            for name in _FIELDS:
+                columns[name].append(res[name])
+            columns["phase"] += [phase] * k
+        for name in _FIELDS:
+            parts = columns[name]
+            columns[name] = np.concatenate(parts) if parts else np.empty(0)
+        frame = pd.DataFrame(columns)
         frame["skipped"] = frame["skipped"].astype(bool)
+        frame.insert(frame.columns.get_loc("skipped"), "independent",
+                     frame["skipped"] | (frame["pvalue"] > self.alpha))
         frame.index = pd.RangeIndex(1, len(frame) + 1, name="test")
         return frame
 

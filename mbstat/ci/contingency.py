@@ -11,7 +11,7 @@ import numpy as np
 from scipy import special
 
 from .base import CITest
-from .counting import joint_code, stratum_code, table_statistics
+from .counting import joint_code, stratum_code, subset_statistics, table_statistics
 
 __all__ = ["chi2_logsf", "ContingencyTest", "PermutationTest"]
 
@@ -88,38 +88,24 @@ class ContingencyTest(CITest):
         )
 
     def tables(self, tester, xs, y, z):
-        """Raw table statistics of the batch, plus rx and the strata counts."""
-        xp = tester.xp
+        """Raw table statistics of the batch, plus |X| (declared), |Y| and declared strata."""
         ds = tester.dataset
         yc = tester.columns([y])[0]
         ry = int(ds.cardinalities[y])
         strata = tester.strata(z)
-        if all(len(xk) == 1 for xk in xs):  # the common case: one array, no grouping
-            idx = [xk[0] for xk in xs]
-            cards = ds.cardinalities[idx]
-            stats = table_statistics(tester.columns(idx), cards, yc, ry, strata, xp)
-            return stats, cards.astype(np.float64), ry, strata.declared
+        codes = tester.columns(slice(None))
         stats = {}
-        rx_all = np.empty(len(xs))
-        # group candidates by the size of their joint x so that each group is one array
-        by_size = {}
+        rx = np.empty(len(xs))
+        by_size = {}  # one batch per subset size: each is one (k, size) index array
         for i, xk in enumerate(xs):
             by_size.setdefault(len(xk), []).append(i)
-        chunk = max(1, (1 << 23) // max(tester.n, 1))
-        for size, pos in by_size.items():
-            pos = np.asarray(pos)
-            cols = np.array([xs[i] for i in pos])  # (k, size)
-            cards = ds.cardinalities[cols]  # (k, size)
-            rx_all[pos] = np.prod(cards.astype(np.float64), axis=1)
-            for start in range(0, len(pos), chunk):
-                sl = slice(start, start + chunk)
-                block = cols[sl]
-                parts = [tester.columns(block[:, j]) for j in range(size)]
-                code, card = joint_code(parts, cards[sl].max(axis=0), xp, tester.n)
-                res = table_statistics(code, np.full(len(block), card), yc, ry, strata, xp)
-                for key, val in res.items():
-                    stats.setdefault(key, np.empty(len(xs)))[pos[sl]] = val
-        return stats, rx_all, ry, strata.declared
+        for pos in by_size.values():
+            subsets = np.array([xs[i] for i in pos], dtype=np.int64)
+            rx[pos] = np.prod(ds.cardinalities[subsets].astype(np.float64), axis=1)
+            res = subset_statistics(codes, subsets, ds.cardinalities, yc, ry, strata, tester.xp)
+            for key, val in res.items():
+                stats.setdefault(key, np.empty(len(xs)))[pos] = val
+        return stats, rx, ry, strata.declared
 
     def batch(self, tester, xs, y, z):
         stats, rx, ry, rz_declared = self.tables(tester, xs, y, z)

@@ -12,7 +12,8 @@ import numpy as np
 
 from typing import NamedTuple
 
-__all__ = ["Strata", "joint_code", "make_strata", "stratum_code", "table_statistics", "to_numpy"]
+__all__ = ["Strata", "joint_code", "make_strata", "stratum_code", "subset_statistics",
+           "table_statistics", "to_numpy"]
 
 #: Largest code we let a mixed-radix product reach before compressing.
 _CODE_LIMIT = 2**40
@@ -102,6 +103,34 @@ def stratum_code(strata: Strata, xp, n_rows: int):
     return code.astype(xp.int64)
 
 
+def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
+    """G2, X2 and adjusted df of the tables X_i x Y | Z, X_i the joint variable of columns
+    ``subsets[i]`` of the code matrix ``codes`` (p, n).
+
+    On the CPU a compiled kernel forms the joint codes on the fly; otherwise
+    the joint codes are materialized in chunks for :func:`table_statistics`.
+    """
+    subsets = np.asarray(subsets, dtype=np.int64)
+    k, size = subsets.shape
+    n = codes.shape[1]
+    member_cards = np.asarray(cards, dtype=np.int64)[subsets]
+    rx = np.prod(member_cards, axis=1)
+    if xp is np and strata.count * int(rx.max()) * ry <= _DENSE_FACTOR * n:
+        from ._kernels import subset_statistics as kernel
+
+        out = kernel(codes, subsets, np.asarray(cards, dtype=np.int64), y, strata.cols,
+                     np.asarray(strata.cards, np.int64), int(rx.max()), ry)
+        return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
+    chunk = max(1, (1 << 23) // max(n, 1))
+    parts = []
+    for start in range(0, k, chunk):
+        block = subsets[start : start + chunk]
+        rows = [codes[block[:, j]] for j in range(size)]
+        code, card = joint_code(rows, member_cards[start : start + chunk].max(axis=0), xp, n)
+        parts.append(table_statistics(code, np.full(len(block), card), y, ry, strata, xp))
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
 def table_statistics(xcodes, rx, y, ry: int, strata: Strata, xp):
     """G2, X2 and adjusted df of a batch of tables X_i x Y | Z.
 
@@ -128,12 +157,8 @@ def table_statistics(xcodes, rx, y, ry: int, strata: Strata, xp):
         parts = [table_statistics(xcodes[i : i + 1], rx[i : i + 1], y, ry, strata, xp)
                  for i in range(k)]
         return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
-    if cells <= _DENSE_FACTOR * n and xp is np:
-        from ._kernels import dense_table_statistics
-
-        out = dense_table_statistics(xcodes, y, strata.cols, np.asarray(strata.cards, np.int64),
-                                     rxm, ry)
-        return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
+    if cells <= _DENSE_FACTOR * n and xp is np:  # each row of xcodes is its own "column"
+        return subset_statistics(xcodes, np.arange(k)[:, None], np.asarray(rx), y, ry, strata, xp)
     z = stratum_code(strata, xp, n)
     keys = xcodes.astype(xp.int64) * ry + (z * (rxm * ry) + y)[None, :]
     keys += (xp.arange(k, dtype=xp.int64) * cells)[:, None]
