@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special
 
+from .._progress import progress_bar
 from .._validation import check_int, check_number, check_seed
 from ..ci.base import _set_label
 from ..results import MBResult, format_call, make_mb_result
@@ -53,6 +54,7 @@ class _Search:
     trace: _Trace
     start: float
     n_power_skipped: int = 0
+    bar: object = None  # progress bar (silent unless progress=True)
 
     def remaining(self) -> list:
         """Candidates outside S that can carry information (constant columns cannot)."""
@@ -90,6 +92,8 @@ class _Search:
         ok = self.admissible(subsets)
         self.n_power_skipped += int(np.count_nonzero(~ok))
         tested = np.flatnonzero(ok)
+        self.bar.update(len(subsets))
+        self.bar.set_postfix(blanket=len(self.blanket), refresh=False)
         if not len(tested):
             return tested, None
         names = self.tester.dataset.names
@@ -145,7 +149,7 @@ def _gs_m_search(s: _Search, m: int) -> None:
 
 
 def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=None,
-         candidates=None, discretize=None, na="raise", **test_args) -> MBResult:
+         candidates=None, discretize=None, na="raise", progress=False, **test_args) -> MBResult:
     """Grow-Shrink with margin m: GS^(m) (Margaritis 2009, Algorithm 1).
 
     Growth examines every subset Y of the variables outside S with
@@ -183,6 +187,8 @@ def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=
         Restrict the search to these features (default: all but the target).
     discretize : int, optional
         Bin continuous columns into this many equal-frequency bins.
+    progress : bool
+        Show a progress bar (tqdm) of the subsets examined.
     **test_args
         Arguments of the test (e.g. ``B``, ``seed``, ``dag``).
 
@@ -201,7 +207,7 @@ def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=
     m = check_int("m", m, low=1)
     s = _start(data, target, m, test=test, alpha=alpha, min_per_cell=min_per_cell,
                backend=backend, candidates=candidates, discretize=discretize, na=na,
-               test_args=test_args, start=start)
+               test_args=test_args, start=start, progress=progress)
     _gs_m_search(s, m)
     params = {"m": m, "test": s.tester.test_name, "alpha": alpha, "min_per_cell": min_per_cell,
               **test_args}
@@ -335,7 +341,7 @@ def _rgs_search(s: _Search, m: int, k: int, rng, deadline) -> bool:
 
 def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha=0.05, *,
         min_per_cell=1.0, backend=None, candidates=None, discretize=None, na="raise",
-        **test_args) -> MBResult:
+        progress=False, **test_args) -> MBResult:
     """Randomized anytime Grow-Shrink: RGS^(m,k) (Margaritis 2009, Algorithm 2).
 
     Each growth round tests every variable outside S against the target
@@ -350,7 +356,7 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha
 
     Parameters
     ----------
-    data, target, test, alpha, min_per_cell, backend, candidates, discretize, na, **test_args
+    data, target, test, alpha, min_per_cell, backend, candidates, discretize, na, progress, **test_args
         As in :func:`gs_m`.
     m : int, default 1
         Largest subset size (1 to the number of candidates).
@@ -375,7 +381,7 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha
     rng = check_seed(seed)
     s = _start(data, target, m, test=test, alpha=alpha, min_per_cell=min_per_cell,
                backend=backend, candidates=candidates, discretize=discretize, na=na,
-               test_args=test_args, start=start)
+               test_args=test_args, start=start, progress=progress)
     deadline = None if time_budget is None else start + time_budget
     complete = _rgs_search(s, m, k, rng, deadline)
     seed_param = seed if seed is None or isinstance(seed, int) else "Generator"
@@ -390,7 +396,7 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha
 
 # --------------------------------------------------------------------------- shared
 def _start(data, target, m, *, test, alpha, min_per_cell, backend=None, candidates=None,
-           discretize=None, na="raise", test_args=None, start=None) -> _Search:
+           discretize=None, na="raise", test_args=None, start=None, progress=False) -> _Search:
     """Validate, build the tester and the empty search state."""
     min_per_cell = check_number("min_per_cell", min_per_cell, low=0.0, allow_none=True)
     tester, target, cands = prepare(data, target, test=test, alpha=alpha, backend=backend,
@@ -403,10 +409,13 @@ def _start(data, target, m, *, test, alpha, min_per_cell, backend=None, candidat
                          "use m = 1 or a discrete test such as 'g2'")
     start = time.perf_counter() if start is None else start
     return _Search(tester=tester, target=target, candidates=cands, min_per_cell=min_per_cell,
-                   blanket=[], trace=_Trace(tester, start), start=start)
+                   blanket=[], trace=_Trace(tester, start), start=start,
+                   bar=progress_bar(progress, desc=f"growing the blanket of {target}",
+                                    unit=" subsets"))
 
 
 def _finish(s: _Search, method, title, call, params, complete) -> MBResult:
+    s.bar.close()
     elapsed = time.perf_counter() - s.start
     res = make_mb_result(s.tester, method=method, target=s.target, blanket=s.blanket, call=call,
                          params=params, elapsed=elapsed, trace=s.trace, title=title,
