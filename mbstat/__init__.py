@@ -1,10 +1,11 @@
 """mbstat: Markov-blanket feature selection with an R-style functional API."""
 from __future__ import annotations
 
-from .algorithms import METHODS, fsdms, gs_m, iamb, inter_iamb, rgs, wfsdms
+from .algorithms import METHODS, fsdms, gs_m, iamb, inter_iamb, ppfs, rgs, wfsdms
 from .blankets import BlanketCollection, blankets
 from .backend import get_backend, gpu_available, set_backend
 from .ci import TESTS, CIResult, ci_test, ci_test_batch, cond_mutual_info, tests_table
+from .ci.ppi import ppi_test
 from .data import Dataset, as_dataset
 from .dependency import dependency
 
@@ -13,5 +14,5 @@ __version__ = "0.1.0"
 __all__ = [
     "as_dataset", "BlanketCollection", "blankets", "ci_test", "ci_test_batch", "CIResult",
     "cond_mutual_info", "Dataset", "dependency", "fsdms", "get_backend", "gs_m", "rgs", "gpu_available", "iamb",
-    "inter_iamb", "METHODS", "set_backend", "TESTS", "tests_table", "wfsdms",
+    "inter_iamb", "METHODS", "ppfs", "ppi_test", "set_backend", "TESTS", "tests_table", "wfsdms",
 ]

@@ -31,8 +31,9 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         CI test (None: the method's default).
     discretize : "auto", int or None
         Bins for continuous columns (and a continuous ``y``) before discrete
-        tests: "auto" bins into 5 equal-frequency bins when the test is
-        discrete and the data has float columns; None leaves them as they are.
+        tests: "auto" bins into 5 equal-frequency bins when the method runs
+        discrete CI tests and the data has float columns; None leaves them as
+        they are (PPFS, for one, uses continuous features directly).
     params : dict, optional
         Further arguments of the method (e.g. ``{"m": 2}`` for gs_m).
     backend : {"auto", "cpu", "gpu"}, optional
@@ -79,7 +80,9 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         bins = self._bins(frame, kwargs.get("test"))
         if bins is not None:
             kwargs["discretize"] = bins
-        self.result_ = METHODS[self.method](frame, _TARGET, backend=self.backend, **kwargs)
+        if self.backend is not None:
+            kwargs["backend"] = self.backend
+        self.result_ = METHODS[self.method](frame, _TARGET, **kwargs)
         chosen = set(self.result_.selected)
         self.support_ = np.array([c in chosen for c in frame.columns[:-1]], dtype=bool)
         return self
@@ -87,8 +90,13 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     def _bins(self, frame, test):
         if self.discretize != "auto":
             return self.discretize
+        import inspect
+
+        from .algorithms import METHODS
         from .ci import TESTS
 
+        if "test" not in inspect.signature(METHODS[self.method]).parameters:
+            return None  # not a CI-test method (ppfs, fsdms): the data goes as it is
         discrete_test = test is None or (isinstance(test, str) and TESTS[test].data == "discrete")
         has_float = any(pd.api.types.is_float_dtype(t) for t in frame.dtypes)
         return 5 if discrete_test and has_float else None

@@ -17,7 +17,7 @@ import math
 import os
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from .. import _validation as v
 from ..models import TASKS, check_model, encode_features, make_learner, per_sample_loss
@@ -109,8 +109,10 @@ def wilcoxon_greater(risk, risk_permuted):
     (ties and zeros included, as ``scipy.stats.wilcoxon``'s exact and
     permutation methods), normal with continuity correction otherwise.
     """
+    from scipy.stats import rankdata
+
     d = np.asarray(risk_permuted, dtype=np.float64) - np.asarray(risk, dtype=np.float64)
-    ranks2 = np.rint(2.0 * stats.rankdata(np.abs(d))).astype(np.int64)  # doubled mid-ranks
+    ranks2 = np.rint(2.0 * rankdata(np.abs(d))).astype(np.int64)  # doubled mid-ranks
     nonzero = d != 0
     w = ranks2[nonzero]
     s_obs = int(ranks2[d > 0].sum())  # S: doubled ranks of the positive differences
@@ -156,9 +158,9 @@ class PPIEngine:
     n_jobs : int
         Workers for the fits (1: sequential).
     parallel : {"auto", "threads", "processes"}
-        Worker kind; "auto": threads for "xgboost" and "tree" (their fitting
-        releases the GIL), processes for estimator objects. On a GPU fits
-        run one at a time.
+        Worker kind; "auto": threads for "xgboost" (its fitting releases the
+        GIL), processes for scikit-learn models (small fits spend much of
+        their time in Python). On a GPU fits run one at a time.
     """
 
     def __init__(self, dataset, target: int, *, model="xgboost", B=30, test_size=0.2,
@@ -188,8 +190,8 @@ class PPIEngine:
         self.seeds = rng.integers(0, 2**31 - 1, size=B).tolist()
         on_gpu = self.learner.device == "cuda"
         self.n_jobs = 1 if on_gpu else n_jobs
-        if parallel == "auto":  # XGBoost and scikit-learn's tree release the GIL
-            parallel = "processes" if self.learner.kind == "estimator" else "threads"
+        if parallel == "auto":  # XGBoost releases the GIL; small sklearn fits hold it
+            parallel = "threads" if self.learner.kind == "xgboost" else "processes"
         self.parallel = parallel
         self.on_gpu = on_gpu  # the data stays on the device: only the B risks come back
         xp = self.xp

@@ -1,0 +1,156 @@
+"""Speed of ppfs against PyImpetus's PPIMBC (the paper's own code), measured side by side.
+
+Both select a Markov blanket of the WDBC class with the paper's model (a
+fully grown decision tree), 30 splits per PPI test and 5-fold MB aggregation,
+on this machine in the same run:
+
+* wall-clock seconds on all CPUs (PyImpetus ``n_jobs=-1``, ours
+  ``n_jobs=os.cpu_count()``), the runs interleaved, median over repeats;
+* CPU seconds of one sequential run of each (``n_jobs=1``), which other
+  load on the machine hardly changes;
+* downstream accuracy of a decision tree and an RBF SVM (C = 1, standardized)
+  on each selected set, by the same repeated stratified 5-fold CV;
+* seconds and fits per second of ppfs with XGBoost on the CPU, and on a GPU
+  when one answers.
+
+Run by hand (minutes)::
+
+    PYTHONPATH=. python benchmarks/ppfs.py
+    PYTHONPATH=. python benchmarks/ppfs.py --repeats 3 --skip-cpu-time
+
+PyImpetus is optional: ``pip install pyimpetus seaborn`` (it imports seaborn
+without declaring it).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+import pandas as pd
+
+
+def downstream(X, y, features, seed=0):
+    """Mean accuracy of a decision tree and an RBF SVM on ``features`` (10 x 5-fold CV)."""
+    from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+    from sklearn.tree import DecisionTreeClassifier
+
+    if not features:
+        return float("nan"), float("nan")
+    cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=10, random_state=seed)
+    Xs = X[list(features)]
+    tree = cross_val_score(DecisionTreeClassifier(random_state=seed), Xs, y, cv=cv).mean()
+    svm = cross_val_score(make_pipeline(StandardScaler(), SVC(C=1.0, kernel="rbf")), Xs, y,
+                          cv=cv).mean()
+    return float(tree), float(svm)
+
+
+def pyimpetus_class():
+    try:
+        from PyImpetus import PPIMBC
+    except ImportError as exc:
+        print(f"PyImpetus not available ({exc}); install it with "
+              "`pip install pyimpetus seaborn` to compare")
+        return None
+    return PPIMBC
+
+
+def run_pyimpetus(PPIMBC, X, y, B, K, seed, n_jobs=-1):
+    from sklearn.tree import DecisionTreeClassifier
+
+    model = PPIMBC(DecisionTreeClassifier(random_state=seed), p_val_thresh=0.05, num_simul=B,
+                   cv=K, random_state=seed, n_jobs=n_jobs, verbose=0)
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.fit(X, y.to_numpy())
+    return time.perf_counter() - wall, time.process_time() - cpu, [str(f) for f in model.MB]
+
+
+def run_mbstat(df, B, K, seed, model="tree", n_jobs=None, **kw):
+    from mbstat.algorithms.ppfs import ppfs
+
+    n_jobs = n_jobs or os.cpu_count()
+    wall, cpu = time.perf_counter(), time.process_time()
+    res = ppfs(df, "class", B=B, K=K, model=model, n_jobs=n_jobs, seed=seed, **kw)
+    return time.perf_counter() - wall, time.process_time() - cpu, res
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--B", type=int, default=30)
+    parser.add_argument("--K", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=2, help="interleaved timed runs (median)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-cpu-time", action="store_true",
+                        help="skip the sequential (n_jobs=1) CPU-time comparison")
+    parser.add_argument("--skip-xgboost", action="store_true")
+    args = parser.parse_args(argv)
+
+    from mbstat.backend import gpu_available
+    from mbstat.datasets import load_wdbc
+
+    df = load_wdbc()
+    X, y = df.drop(columns="class"), df["class"]
+    cpus = os.cpu_count()
+    print(f"WDBC: {len(df)} rows, {X.shape[1]} features; B = {args.B} splits, K = {args.K} "
+          f"folds, decision tree (the paper's PPI model); {cpus} CPUs; "
+          f"load average {os.getloadavg()[0]:.2f} at start\n")
+
+    PPIMBC = pyimpetus_class()
+    ours_wall, peer_wall = [], []
+    for _ in range(args.repeats):  # interleaved, so that other load hits both alike
+        sec, _, res = run_mbstat(df, args.B, args.K, args.seed)
+        ours_wall.append(sec)
+        if PPIMBC is not None:
+            sec, _, peer_features = run_pyimpetus(PPIMBC, X, y, args.B, args.K, args.seed)
+            peer_wall.append(sec)
+    rows = {"mbstat ppfs (tree)": (statistics.median(ours_wall), list(res.selected))}
+    if PPIMBC is not None:
+        rows["PyImpetus PPIMBC"] = (statistics.median(peer_wall), peer_features)
+    rows["all features"] = (np.nan, list(X.columns))
+
+    table = []
+    for name, (sec, feats) in rows.items():
+        tree, svm = downstream(X, y, feats, args.seed)
+        table.append({"method": name, "seconds": sec, "n features": len(feats),
+                      "tree accuracy": tree, "SVM accuracy": svm})
+    table = pd.DataFrame(table).set_index("method")
+    print(f"wall clock on {cpus} CPUs (median of {args.repeats} interleaved runs); accuracy: "
+          "10 x 5-fold CV on the selected features")
+    print(table.to_string(float_format=lambda v: f"{v:.4g}"))
+    print(f"runs (s): mbstat {[round(s, 1) for s in ours_wall]}, "
+          f"PyImpetus {[round(s, 1) for s in peer_wall]}")
+    fits_per_s = res.n_fits / table.loc["mbstat ppfs (tree)", "seconds"]
+    print(f"mbstat: {res.n_fits} fits, {fits_per_s:.0f} fits/s")
+    if PPIMBC is not None:
+        ours, peer = table.loc["mbstat ppfs (tree)"], table.loc["PyImpetus PPIMBC"]
+        print(f"speed-up over PyImpetus (wall): {peer['seconds'] / ours['seconds']:.1f}x; "
+              f"accuracy difference (mbstat - PyImpetus): tree "
+              f"{100 * (ours['tree accuracy'] - peer['tree accuracy']):+.2f} points, SVM "
+              f"{100 * (ours['SVM accuracy'] - peer['SVM accuracy']):+.2f} points")
+
+    if PPIMBC is not None and not args.skip_cpu_time:
+        _, ours_cpu, _ = run_mbstat(df, args.B, args.K, args.seed, n_jobs=1)
+        _, peer_cpu, _ = run_pyimpetus(PPIMBC, X, y, args.B, args.K, args.seed, n_jobs=1)
+        print(f"\nCPU seconds, one sequential run each (n_jobs=1): mbstat {ours_cpu:.1f}, "
+              f"PyImpetus {peer_cpu:.1f}: {peer_cpu / ours_cpu:.1f}x less CPU")
+
+    if args.skip_xgboost:
+        return
+    print("\nppfs with XGBoost (defaults: 50 rounds, depth 4, eta 0.3), same B and K:")
+    devices = ["cpu"] + (["cuda"] if gpu_available() else [])
+    for device in devices:
+        sec, _, res = run_mbstat(df, args.B, args.K, args.seed, model="xgboost", device=device,
+                                 n_jobs=1 if device == "cuda" else None)
+        print(f"  device={device!r} (ran on {res.device}): {sec:.1f} s, {res.n_fits} fits, "
+              f"{res.n_fits / sec:.0f} fits/s, {len(res.selected)} features selected")
+    if len(devices) == 1:
+        print("  no GPU answered here: CUDA figures not measured")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,449 @@
+"""Supervised models for model-based tests (PPI): construction, devices, fitting, losses.
+
+A :class:`Learner` is an immutable recipe: which model, for which task, on
+which device. It fits on arrays and predicts probabilities (classification)
+or values (regression); :func:`per_sample_loss` turns predictions into the
+per-row log-loss or squared error. Three kinds of model:
+
+* ``"xgboost"``: gradient-boosted trees through XGBoost's native API
+  (``hist`` on the CPU, ``device="cuda"`` when :func:`mbstat.backend.gpu_available`
+  says a GPU answers and XGBoost was built with CUDA). XGBoost falls back to
+  the CPU silently, so :meth:`Learner.device_of` reads the device a fitted
+  booster really used.
+* ``"tree"``: scikit-learn's CART decision tree, fully grown (the model of the
+  PPFS paper's experiments). A Gini classification tree is grown as
+  ``DecisionTreeRegressor`` on the class indicators (0/1, or one-hot): the
+  squared error of indicators is the Gini impurity up to a constant factor,
+  so the splits are the same CART splits and the leaf values are the class
+  proportions ``predict_proba`` gives, without the classifier's per-fit label
+  checks and with a faster criterion (about 2x per fit; floating-point ties
+  may rarely break the other way: tests/test_ppi.py compares the two).
+* any scikit-learn-compatible estimator object (``fit`` and ``predict``, plus
+  ``predict_proba`` for classification): cloned for every fit, never mutated.
+
+The model matrix (:func:`encode_features`): continuous columns as they are,
+binary discrete columns as 0/1, discrete columns with more than two levels as
+XGBoost native categoricals for ``"xgboost"`` and one-hot blocks otherwise.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType
+
+import numpy as np
+
+from ._validation import check_choice
+
+__all__ = [
+    "DEVICES", "MODELS", "TASKS", "TREE_DEFAULTS", "XGBOOST_DEFAULTS", "Learner",
+    "check_model", "encode_features", "make_learner", "per_sample_loss", "resolve_device",
+    "xgboost_cuda_available",
+]
+
+MODELS = ("xgboost", "tree")
+TASKS = ("classification", "regression")
+DEVICES = ("auto", "cpu", "cuda")
+
+#: XGBoost settings used unless ``model_params`` overrides them (scikit-learn names).
+XGBOOST_DEFAULTS = MappingProxyType({
+    "n_estimators": 50, "max_depth": 4, "learning_rate": 0.3, "max_bin": 64,
+})
+#: Decision-tree settings used unless ``model_params`` overrides them (a fully grown CART).
+TREE_DEFAULTS = MappingProxyType({})
+
+#: Log-loss clips probabilities at this value, as scikit-learn's ``log_loss`` does.
+_EPS = float(np.finfo(np.float64).eps)
+#: Below this many rows XGBoost runs one thread per fit (threads only add overhead).
+_SMALL = 10_000
+
+
+# ------------------------------------------------------------------ devices
+@lru_cache(maxsize=1)
+def xgboost_cuda_available() -> bool:
+    """True when XGBoost was built with CUDA and :func:`mbstat.backend.gpu_available`."""
+    from .backend import gpu_available
+
+    try:
+        import xgboost
+
+        built = bool(xgboost.build_info().get("USE_CUDA", False))
+    except Exception:  # pragma: no cover - broken install
+        return False
+    return built and gpu_available()
+
+
+def resolve_device(device: str = "auto", kind: str = "xgboost") -> str:
+    """Turn ``"auto"``/``"cpu"``/``"cuda"`` into the device a model is asked to use.
+
+    Only XGBoost runs on a GPU; scikit-learn models always get ``"cpu"``.
+    ``"cuda"`` without a usable device (or with a CPU-only model) raises.
+    """
+    check_choice("device", device, DEVICES)
+    if kind != "xgboost":
+        if device == "cuda":
+            raise ValueError("device='cuda' needs model='xgboost'; scikit-learn models run "
+                             "on the CPU")
+        return "cpu"
+    if device == "cpu":
+        return "cpu"
+    if xgboost_cuda_available():
+        return "cuda"
+    if device == "cuda":
+        raise RuntimeError(
+            "device='cuda' needs a CUDA build of XGBoost, CuPy and an NVIDIA GPU, and none "
+            "answered; use device='auto' or 'cpu'"
+        )
+    return "cpu"
+
+
+# ------------------------------------------------------------------- models
+def check_model(model) -> str:
+    """The kind of ``model``: "xgboost", "tree" or "estimator"; raise when unusable."""
+    if isinstance(model, str):
+        return check_choice("model", model, MODELS)
+    if isinstance(model, type):
+        raise TypeError(f"model must be an estimator object, not the class {model.__name__}; "
+                        f"write {model.__name__}() instead")
+    missing = [m for m in ("fit", "predict") if not callable(getattr(model, m, None))]
+    if missing:
+        raise TypeError(
+            f"model must be 'xgboost', 'tree' or a scikit-learn-compatible estimator with "
+            f"fit() and predict(); got {type(model).__name__} without {' and '.join(missing)}()"
+        )
+    return "estimator"
+
+
+@dataclass(frozen=True)
+class Learner:
+    """A model recipe: kind, task, parameters, device and threads.
+
+    Use :func:`make_learner` to build one. ``fit`` returns a fitted model;
+    ``predict`` gives class probabilities ``(m, n_classes)`` for
+    classification and values ``(m,)`` for regression, on the array module
+    of its input (NumPy, or CuPy on a GPU).
+    """
+
+    kind: str
+    task: str
+    n_classes: int
+    params: object = field(repr=False)
+    estimator: object = field(default=None, repr=False)
+    device: str = "cpu"
+    nthread: int = 1
+
+    @property
+    def native_categorical(self) -> bool:
+        """Whether discrete columns go in as categoricals (XGBoost) instead of one-hot."""
+        return self.kind == "xgboost"
+
+    @property
+    def dtype(self):
+        """Float dtype of the model matrix this learner wants."""
+        return np.float64 if self.kind == "estimator" else np.float32
+
+    @property
+    def indicator_tree(self) -> bool:
+        """Whether a classification tree is grown on the class indicators (see the module notes)."""
+        return (self.kind == "tree" and self.task == "classification"
+                and self.params.get("criterion", "gini") == "gini"
+                and "class_weight" not in self.params)
+
+    def training_labels(self, y):
+        """The labels ``fit`` expects, from class codes 0..k-1 or values.
+
+        XGBoost: float32 (its matrix builds fastest from them); indicator
+        trees: the 0/1 indicator of class 1 (two classes) or the one-hot
+        indicators; otherwise codes (int64) or values (float64).
+        """
+        xp = _xp_of(y)
+        if self.kind == "xgboost":
+            return y.astype(xp.float32)
+        if self.task == "regression":
+            return y.astype(xp.float64)
+        if self.indicator_tree:
+            if self.n_classes == 2:
+                return y.astype(xp.float64)
+            return xp.eye(self.n_classes, dtype=xp.float64)[y]
+        return y.astype(xp.int64)
+
+    @property
+    def label(self) -> str:
+        """A short description, e.g. ``xgboost (50 rounds, depth 4, eta 0.3)``."""
+        p = self.params
+        if self.kind == "xgboost":
+            return (f"xgboost ({p['n_estimators']} rounds, depth {p['max_depth']}, "
+                    f"eta {p['learning_rate']:g})")
+        if self.kind == "tree":
+            depth = p.get("max_depth")
+            return f"decision tree ({'fully grown' if depth is None else f'depth {depth}'})"
+        return type(self.estimator).__name__
+
+    # -- fitting -------------------------------------------------------------
+    def fit(self, X, y, seed: int, feature_types=None):
+        """Fit on model matrix ``X`` (rows x model columns) and target ``y``."""
+        if self.kind == "xgboost":
+            return self._fit_xgboost(X, y, seed, feature_types)
+        if self.kind == "tree":
+            task = "regression" if self.indicator_tree else self.task
+            model = _tree_class(task)(random_state=_random_state(seed), **self.params)
+            # float32 and finite by construction, parameters checked by make_learner:
+            # skip scikit-learn's per-fit validation (most of a small tree's cost)
+            with _skip_validation():
+                model.fit(X, y, check_input=False)
+            return model
+        from sklearn.base import clone
+
+        model = clone(self.estimator)
+        if "random_state" in model.get_params(deep=False) and \
+                model.get_params(deep=False)["random_state"] is None:
+            model.set_params(random_state=seed)
+        model.fit(X, y)
+        return model
+
+    def _fit_xgboost(self, X, y, seed, feature_types):
+        import xgboost as xgb
+
+        p = dict(self.params)
+        rounds = p.pop("n_estimators")
+        params = {
+            "tree_method": "hist", "device": self.device, "nthread": self.nthread,
+            "seed": seed, "verbosity": 0, **p,
+        }
+        if self.task == "regression":
+            params["objective"] = "reg:squarederror"
+        elif self.n_classes == 2:
+            params["objective"] = "binary:logistic"
+        else:
+            params.update(objective="multi:softprob", num_class=self.n_classes)
+        categorical = feature_types is not None and "c" in feature_types
+        if self.device == "cuda":  # built on the device, no host copy
+            dtrain = xgb.QuantileDMatrix(X, label=y, max_bin=params["max_bin"],
+                                         feature_types=feature_types,
+                                         enable_categorical=categorical)
+        else:  # small CPU data: a plain DMatrix is several times faster to build
+            dtrain = xgb.DMatrix(X, label=y, feature_types=feature_types,
+                                 enable_categorical=categorical, nthread=self.nthread)
+        # the boosting loop of xgb.train without its callback machinery
+        booster = xgb.Booster(params, [dtrain])
+        for i in range(rounds):
+            booster.update(dtrain, i)
+        return booster
+
+    def predict(self, model, X):
+        """Probabilities ``(m, n_classes)`` or predicted values ``(m,)``."""
+        if self.kind == "xgboost":
+            pred = model.inplace_predict(X)
+            if self.task == "classification" and self.n_classes == 2:
+                xp = _xp_of(pred)
+                pred = xp.stack([1.0 - pred, pred], axis=1)
+            return pred
+        if self.kind == "tree":
+            if self.indicator_tree:  # leaf values are the class proportions
+                pred = model.predict(X, check_input=False)
+                return np.column_stack([1.0 - pred, pred]) if pred.ndim == 1 else pred
+            if self.task == "regression":
+                return model.predict(X, check_input=False)
+            return _full_proba(model.predict_proba(X, check_input=False), model.classes_,
+                               self.n_classes)
+        if self.task == "regression":
+            return np.asarray(model.predict(X), dtype=np.float64)
+        classes = getattr(model, "classes_", None)
+        return _full_proba(np.asarray(model.predict_proba(X)), classes, self.n_classes)
+
+    def device_of(self, model) -> str:
+        """The device a fitted model really ran on ("cpu", "cuda", "cuda:0", ...)."""
+        if self.kind != "xgboost":
+            return "cpu"
+        config = json.loads(model.save_config())
+        return str(config["learner"]["generic_param"].get("device", "cpu"))
+
+
+def _tree_class(task):
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    return DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor
+
+
+def _skip_validation():
+    import sklearn
+
+    return sklearn.config_context(skip_parameter_validation=True, assume_finite=True)
+
+
+_LOCAL = threading.local()
+
+
+def _random_state(seed: int) -> np.random.RandomState:
+    """A RandomState seeded with ``seed``, reused per thread (constructing one costs more
+    than fitting a small tree; reseeding is cheap and keeps fits order-independent)."""
+    rs = getattr(_LOCAL, "random_state", None)
+    if rs is None:
+        rs = _LOCAL.random_state = np.random.RandomState()
+    rs.seed(seed)
+    return rs
+
+
+def _full_proba(proba, classes, n_classes: int) -> np.ndarray:
+    """Probabilities with one column per class code 0..n_classes-1 (absent classes: 0)."""
+    if proba.shape[1] == n_classes and (classes is None or
+                                        np.array_equal(classes, np.arange(n_classes))):
+        return proba
+    out = np.zeros((proba.shape[0], n_classes), dtype=np.float64)
+    cols = np.arange(proba.shape[1]) if classes is None else np.asarray(classes, dtype=np.intp)
+    out[:, cols] = proba
+    return out
+
+
+def _xp_of(array):
+    """numpy or cupy, whichever owns ``array``."""
+    return np if isinstance(array, np.ndarray) else __import__("cupy")
+
+
+def make_learner(model, task: str, n_classes: int = 0, *, device: str = "auto",
+                 params=None, n_jobs: int = 1, n_rows: int = 0) -> Learner:
+    """Build the :class:`Learner` for ``model`` and ``task``.
+
+    Parameters
+    ----------
+    model : {"xgboost", "tree"} or estimator
+        An estimator object is validated (``fit``/``predict``, and
+        ``predict_proba`` for classification) and later cloned.
+    task : {"classification", "regression"}
+    n_classes : int
+        Number of classes (classification).
+    device : {"auto", "cpu", "cuda"}
+        Where XGBoost is asked to run (see :func:`resolve_device`).
+    params : dict, optional
+        Settings overriding :data:`XGBOOST_DEFAULTS` (scikit-learn names such
+        as ``n_estimators``, ``max_depth``, ``learning_rate``, or any native
+        XGBoost parameter) or the decision tree's constructor arguments.
+        Not accepted with an estimator object (configure the object).
+    n_jobs : int
+        Fits running at once: XGBoost gets ``cpu_count // n_jobs`` threads
+        per fit (one for data under 10,000 rows, where threads only add overhead).
+    n_rows : int
+        Rows of the training data (chooses the threads).
+    """
+    kind = check_model(model)
+    check_choice("task", task, TASKS)
+    dev = resolve_device(device, kind)
+    params = dict(params or {})
+    if kind == "estimator":
+        if params:
+            raise TypeError("model_params cannot be given with an estimator object; "
+                            "set the parameters on the object itself")
+        if task == "classification" and not callable(getattr(model, "predict_proba", None)):
+            raise TypeError(
+                f"model {type(model).__name__} has no predict_proba(), which the log-loss of "
+                "a classification task needs (e.g. SVC(probability=True))"
+            )
+        return Learner("estimator", task, n_classes, {}, estimator=model)
+    if kind == "tree":
+        params = {**TREE_DEFAULTS, **params}
+        if "random_state" in params:
+            raise TypeError("model_params: the seed comes from seed=, not random_state")
+        try:  # scikit-learn checks the parameters here, once, with its own messages
+            _tree_class(task)(**params).fit(np.array([[0.0], [1.0]]), np.array([0, 1]))
+        except TypeError as exc:
+            raise TypeError(f"model_params: {exc}") from None
+        return Learner("tree", task, n_classes, params)
+    merged = {**XGBOOST_DEFAULTS, **params}
+    if "random_state" in merged:
+        raise TypeError("model_params: the seed comes from seed=, not random_state")
+    nthread = merged.pop("n_jobs", merged.pop("nthread", None))
+    if nthread is None:
+        cpus = os.cpu_count() or 1
+        nthread = 1 if n_rows < _SMALL else max(1, cpus // max(1, n_jobs))
+    learner = Learner("xgboost", task, n_classes, merged, device="cpu", nthread=int(nthread))
+    _check_xgboost(learner)
+    return Learner("xgboost", task, n_classes, merged, device=dev, nthread=int(nthread))
+
+
+def _check_xgboost(learner: Learner) -> None:
+    """One tiny fit, so that a misspelt or bad parameter fails now, with a clear message."""
+    import warnings
+
+    import xgboost as xgb
+
+    if not isinstance(learner.params.get("n_estimators"), int) or \
+            learner.params["n_estimators"] < 1:
+        raise ValueError("model_params: n_estimators must be an integer >= 1; got "
+                         f"{learner.params.get('n_estimators')!r}")
+    X = np.array([[0.0], [1.0], [2.0], [3.0]], dtype=np.float32)
+    y = np.array([0, 1, 0, 1] if learner.task == "classification" else [0.0, 1.0, 2.0, 3.0])
+    if learner.task == "classification" and learner.n_classes > 2:
+        y = np.array([0, 1, 2, learner.n_classes - 1])
+    trial = dataclasses.replace(learner, params={**learner.params, "n_estimators": 1,
+                                                 "verbosity": 1, "validate_parameters": True})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            trial.fit(X, y.astype(np.float32), 0)
+        except xgb.core.XGBoostError as exc:
+            raise ValueError(f"model_params: {str(exc).splitlines()[0]}") from None
+    unused = [str(w.message) for w in caught if "are not used" in str(w.message)]
+    if unused:
+        names = unused[0][unused[0].index("{"):unused[0].index("}") + 1]
+        raise TypeError(f"model_params: XGBoost does not know the parameters {names}")
+
+
+def per_sample_loss(pred, y, task: str):
+    """Log-loss (classification) or squared error (regression) of each row.
+
+    ``pred`` comes from :meth:`Learner.predict`; ``y`` holds class codes
+    0..k-1 or values. Probabilities are clipped at machine epsilon as in
+    scikit-learn's ``log_loss``.
+    """
+    xp = _xp_of(pred)
+    if task == "regression":
+        diff = pred.astype(xp.float64) - y
+        return diff * diff
+    rows = xp.arange(pred.shape[0])
+    p = pred[rows, y.astype(xp.int64)].astype(xp.float64)
+    return -xp.log(xp.clip(p, _EPS, 1.0))
+
+
+# -------------------------------------------------------------- model matrix
+def encode_features(dataset, native_categorical: bool, dtype=np.float32):
+    """The model matrix of every column of ``dataset``, built once.
+
+    Returns
+    -------
+    X : ndarray (n, m), Fortran order
+        Continuous columns as they are; discrete columns with two levels as
+        0/1 codes; more levels: the codes (native categorical) or one 0/1
+        column per level (one-hot).
+    groups : tuple of int arrays
+        ``groups[j]``: the model columns of data column ``j``.
+    feature_types : list of {"q", "c"}
+        XGBoost feature types of the model columns.
+    """
+    n = dataset.n_rows
+    blocks, groups, types, start = [], [], [], 0
+    values = dataset.values
+    for j, kind in enumerate(dataset.kinds):
+        if kind == "continuous":
+            block, ftype = values[:, j:j + 1], ["q"]
+        else:
+            card = len(dataset.levels[j])
+            codes = dataset.codes[:, j]
+            if card <= 2 or native_categorical:
+                block = codes.reshape(n, 1)
+                ftype = ["c" if card > 2 else "q"]
+            else:
+                block = np.zeros((n, card), dtype=dtype)
+                block[np.arange(n), codes] = 1.0
+                ftype = ["q"] * card
+        blocks.append(block)
+        groups.append(np.arange(start, start + block.shape[1]))
+        types.extend(ftype)
+        start += block.shape[1]
+    X = np.empty((n, start), dtype=dtype, order="F")
+    for g, block in zip(groups, blocks):
+        X[:, g] = block
+    return X, tuple(groups), types

@@ -1,0 +1,279 @@
+"""Results of the PPI test and of PPFS (Hassan et al.): frozen, printable, plottable."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..ci.base import CIResult, _set_label, format_pvalue
+from .base import SIGNIF_LEGEND, SelectionResult, Summary, stars
+
+__all__ = ["PPIResult", "PPFSResult"]
+
+_LOSSES = {"classification": "log-loss", "regression": "squared error"}
+
+
+@dataclass(frozen=True, eq=False)
+class PPIResult(CIResult):
+    """A predictive permutation independence (PPI) test, as a :class:`~mbstat.ci.CIResult`.
+
+    ``statistic`` is the Wilcoxon signed-rank statistic V (sum of the ranks of
+    the splits where permuting x increased the risk), ``pvalue`` its one-sided
+    p-value, ``mi`` the mean risk increase (nats for the log-loss).
+
+    Extra attributes
+    ----------------
+    risk, risk_permuted : ndarray (B,)
+        Mean test loss of each split with x as it is and with x permuted
+        (read-only; Eqs. 2-3 of the paper).
+    model, task, device : str
+        The model, "classification" or "regression", and the device that ran
+        the fits ("cpu", "cuda:0", ...).
+    B : int
+        Number of random train/test splits.
+    test_size : float
+    """
+
+    risk: np.ndarray = field(default=None, repr=False)
+    risk_permuted: np.ndarray = field(default=None, repr=False)
+    model: str = ""
+    task: str = ""
+    device: str = ""
+    B: int = 0
+    test_size: float = field(default=0.2, repr=False)
+
+    def __post_init__(self):
+        for name in ("risk", "risk_permuted"):
+            arr = np.array(getattr(self, name), dtype=float)
+            arr.flags.writeable = False
+            object.__setattr__(self, name, arr)
+
+    @property
+    def risk_increase(self) -> np.ndarray:
+        """Per-split increase of the risk when x is permuted."""
+        return self.risk_permuted - self.risk
+
+    @property
+    def loss(self) -> str:
+        """The per-sample loss: "log-loss" or "squared error"."""
+        return _LOSSES.get(self.task, "loss")
+
+    def __str__(self) -> str:
+        cond = f" | {' + '.join(self.z)}" if self.z else ""
+        p = format_pvalue(self.pvalue)
+        p = f"p-value {p}" if p.startswith("<") else f"p-value = {p}"
+        estimates = pd.DataFrame(
+            {"risk": [self.risk.mean()], "permuted": [self.risk_permuted.mean()],
+             "increase": [self.risk_increase.mean()]}
+        ).to_string(index=False, float_format=lambda v: f"{v:.6g}")
+        lines = [
+            "",
+            f"\t{self.method or 'Predictive permutation independence test'}",
+            "",
+            f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
+            f"{self.statistic_name} = {self.statistic:.6g}, {p}",
+            "alternative hypothesis: permuting x increases the risk "
+            "(true location shift is greater than 0)",
+            f"model: {self.model} on {self.device}; {self.B} splits, test size "
+            f"{self.test_size:g}; {self.loss}",
+            "sample estimates (mean over splits):",
+            estimates,
+        ]
+        return "\n".join(lines) + "\n"
+
+    def plot(self, ax=None):
+        """Paired risks of the splits: original (x axis) vs permuted (y axis).
+
+        Points above the diagonal are splits where permuting x hurt the
+        model. Returns the matplotlib Axes.
+        """
+        from ..plotting import new_axes
+
+        ax = new_axes(ax, figsize=(4.5, 4.5))
+        r, rp = self.risk, self.risk_permuted
+        up = rp > r
+        ax.scatter(r[up], rp[up], color="C3", label="permuting x increased the risk", zorder=3)
+        ax.scatter(r[~up], rp[~up], color="C0", label="not increased", zorder=3)
+        lo = float(min(r.min(), rp.min()))
+        hi = float(max(r.max(), rp.max()))
+        pad = 0.05 * (hi - lo or 1.0)
+        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="k", lw=1, ls="--")
+        ax.set_xlabel(f"risk ({self.loss}), x as it is")
+        ax.set_ylabel(f"risk ({self.loss}), x permuted")
+        cond = f" | {', '.join(self.z)}" if self.z else ""
+        ax.set_title(f"PPI: {_set_label(self.x)} ~ {self.y}{cond}  (p = "
+                     f"{format_pvalue(self.pvalue, 3)})")
+        ax.legend(loc="best", fontsize=8)
+        return ax
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class PPFSResult(SelectionResult):
+    """A PPFS Markov blanket with its importance scores and fold aggregation.
+
+    Extra attributes
+    ----------------
+    alpha, B, K, test_size : the settings.
+    model, task : str
+    importance : DataFrame
+        One row per candidate (index ``feature``), most important first:
+        ``grow`` (importance log(1/p) of the growth test given the empty
+        set), ``shrink`` (log(1/p) of the shrink test given the rest of the
+        blanket; NaN when not tested), ``pvalue`` (of the deciding test),
+        ``increase`` (its mean risk increase) and ``selected``, all from the
+        chosen fold.
+    fold_blankets : tuple of tuples
+        The blanket found on each fold (one entry when K < 2).
+    frequency : Series
+        How many fold blankets contain each feature of their union (Eq. 7).
+    zscores : Series
+        Score of each fold's blanket (Eq. 8), index ``fold``.
+    chosen_fold : int or None
+        The fold whose blanket was returned (None without aggregation).
+    fold_importance : DataFrame
+        Growth importance log(1/p) of every candidate (rows) in every fold (columns).
+    trace : DataFrame
+        Growth and shrink decisions of every fold: ``fold, phase, action,
+        feature, statistic, pvalue, log_pvalue``.
+    n_fits : int
+        Models fitted (a shrink-phase model serves every member it tests).
+    """
+
+    alpha: float = 0.05
+    B: int = 30
+    K: int = 5
+    test_size: float = 0.2
+    model: str = ""
+    task: str = ""
+    importance: pd.DataFrame = field(default=None, repr=False)
+    fold_blankets: tuple = ()
+    frequency: pd.Series = field(default=None, repr=False)
+    zscores: pd.Series = field(default=None, repr=False)
+    chosen_fold: int | None = None
+    fold_importance: pd.DataFrame = field(default=None, repr=False)
+    trace: pd.DataFrame = field(default=None, repr=False)
+    n_fits: int = field(default=0, repr=False)
+
+    @property
+    def blanket(self) -> tuple:
+        """The Markov blanket (same as ``selected``)."""
+        return self.selected
+
+    @property
+    def aggregated(self) -> bool:
+        """Whether the K-fold aggregation chose the blanket."""
+        return self.chosen_fold is not None
+
+    def summary(self) -> Summary:
+        """An R-style report: the blanket, its importance scores and the folds."""
+        header = [
+            ("Call", self.call),
+            ("Data", f"{self.n_rows} rows, {self.n_candidates} candidates; {self.task}"),
+            ("Model", f"{self.model} on {self.device}"),
+            ("Tests", f"{self.n_tests} PPI tests ({self.B} splits each, test size "
+                      f"{self.test_size:g}, alpha = {self.alpha:g}), {self.n_fits} fits, "
+                      f"{self.elapsed:.3g} s"),
+        ]
+        if self.aggregated:
+            z = self.zscores.loc[self.chosen_fold]
+            header.append(("Aggregation", f"{self.K} folds; blanket of fold {self.chosen_fold} "
+                                          f"(z = {z:.3g}, the highest)"))
+        else:
+            header.append(("Aggregation", "none (K < 2): one run on all rows"))
+        imp = self.importance
+        sel = imp[imp["selected"]]
+        table = pd.DataFrame(index=sel.index)
+        table["importance"] = sel["shrink"].fillna(sel["grow"]).map(lambda v: f"{v:.4g}")
+        table["p-value"] = sel["pvalue"].map(format_pvalue)
+        table["increase"] = sel["increase"].map(lambda v: f"{v:.4g}")
+        if self.aggregated:
+            table["folds"] = [f"{int(self.frequency.get(f, 0))}/{self.K}" for f in sel.index]
+        table[""] = sel["pvalue"].map(stars)
+        tables = {f"Blanket of {self.target} (importance = log(1/p) given the rest):": table}
+        if self.aggregated:
+            folds = pd.DataFrame(
+                {
+                    "size": [len(b) for b in self.fold_blankets],
+                    "z": self.zscores.to_numpy(),
+                    "blanket": [_shorten(b) for b in self.fold_blankets],
+                },
+                index=self.zscores.index,
+            )
+            folds["z"] = folds["z"].map(lambda v: f"{v:.3g}")
+            tables["Fold blankets (Eqs. 6-8):"] = folds
+        rest = imp[~imp["selected"]]
+        footer = [SIGNIF_LEGEND,
+                  "increase: mean rise of the test risk when the feature is permuted"]
+        if len(rest):
+            dropped_grow = int(rest["shrink"].isna().sum())
+            footer.append(f"{len(rest)} candidates left out: {dropped_grow} at growth (given "
+                          f"the empty set), {len(rest) - dropped_grow} at shrink.")
+        return Summary("Markov blanket: predictive permutation feature selection (PPFS)",
+                       header, tables, footer)
+
+    def plot(self, kind: str = "importance", ax=None):
+        """Importance scores (``kind="importance"``) or fold membership (``"folds"``).
+
+        Returns the matplotlib Axes.
+        """
+        from .._validation import check_choice
+
+        check_choice("kind", kind, ("importance", "folds"))
+        if kind == "folds":
+            return self._plot_folds(ax)
+        return self._plot_importance(ax)
+
+    def _plot_importance(self, ax):
+        from matplotlib.patches import Patch
+
+        from ..plotting import new_axes
+
+        imp = self.importance
+        score = imp["shrink"].fillna(imp["grow"]).to_numpy()
+        score = np.where(np.isfinite(score), score, np.nan)
+        top = np.nanmax(score, initial=1.0)
+        score = np.nan_to_num(score, nan=0.0, posinf=top * 1.05)
+        order = np.argsort(-score, kind="stable")[::-1]
+        ax = new_axes(ax, figsize=(6, max(3, 0.28 * len(imp) + 1.5)))
+        colors = np.where(imp["selected"].to_numpy(), "C3", "C0")[order]
+        ax.barh(np.arange(len(imp)), score[order], color=colors)
+        ax.set_yticks(np.arange(len(imp)))
+        ax.set_yticklabels(imp.index.to_numpy()[order])
+        line = ax.axvline(math.log(1.0 / self.alpha), color="k", ls="--", lw=1,
+                          label=f"log(1/alpha) = {math.log(1.0 / self.alpha):.3g}")
+        ax.set_xlabel("importance log(1/p)  (shrink test; growth test if dropped there)")
+        ax.set_title(f"ppfs: {self.target}")
+        ax.legend(handles=[Patch(color="C3", label="selected"),
+                           Patch(color="C0", label="not selected"), line], loc="lower right")
+        return ax
+
+    def _plot_folds(self, ax):
+        from ..plotting import new_axes
+
+        folds = list(self.zscores.index)
+        feats = [f for f in self.importance.index if self.frequency.get(f, 0) > 0]
+        member = np.array([[f in b for b in self.fold_blankets] for f in feats], dtype=float)
+        ax = new_axes(ax, figsize=(max(4, 0.6 * len(folds) + 3), max(3, 0.28 * len(feats) + 2)))
+        if len(feats):
+            ax.imshow(member, aspect="auto", cmap="Greys", vmin=0, vmax=1.6)
+        ax.set_xticks(np.arange(len(folds)))
+        ax.set_xticklabels([f"{k}\nz={z:.2g}" for k, z in self.zscores.items()])
+        ax.set_yticks(np.arange(len(feats)))
+        ax.set_yticklabels([f"{f} ({int(self.frequency[f])})" for f in feats])
+        if self.chosen_fold is not None:
+            pos = folds.index(self.chosen_fold)
+            ax.axvspan(pos - 0.5, pos + 0.5, fill=False, edgecolor="C3", lw=2.5)
+        ax.set_xlabel("fold (z-score, Eq. 8); chosen fold framed in red")
+        ax.set_ylabel("feature (frequency, Eq. 7)")
+        ax.set_title(f"ppfs fold blankets: {self.target}")
+        return ax
+
+
+def _shorten(names, k: int = 4) -> str:
+    """``a, b, c, d, ... (+3)`` for a long list of names."""
+    if not names:
+        return "(empty)"
+    more = f", ... (+{len(names) - k})" if len(names) > k else ""
+    return ", ".join(names[:k]) + more

@@ -1,0 +1,223 @@
+"""PPFS (Hassan et al., Algorithm 2): search logic, blanket recovery, aggregation, results."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mbstat.algorithms.ppfs import _aggregate, ppfs, search
+from mbstat.bn import BayesianNetwork, random_dag
+from mbstat.ci import CITester
+from mbstat.models import xgboost_cuda_available
+from mbstat.results.base import SelectionResult
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL_XGB = {"n_estimators": 20, "max_depth": 3}
+
+
+def toy_network() -> BayesianNetwork:
+    """S -> A -> T <- B, T -> C, T -> D <- S (S: a spouse that is also a grandparent);
+    G -> H and I are unrelated. MB(T) = {A, B, C, D, S}."""
+    half = np.array([0.5, 0.5])
+    flip = lambda p: np.array([[p, 1 - p], [1 - p, p]])  # noqa: E731
+    noisy_or = np.array([[[0.9, 0.1], [0.4, 0.6]], [[0.4, 0.6], [0.05, 0.95]]])
+    parents = {"S": (), "A": ("S",), "B": (), "T": ("A", "B"), "C": ("T",), "D": ("T", "S"),
+               "G": (), "H": ("G",), "I": ()}
+    cpts = {"S": half, "A": flip(0.8), "B": half, "T": noisy_or, "C": flip(0.85),
+            "D": noisy_or, "G": half, "H": flip(0.8), "I": half}
+    return BayesianNetwork(name="toy", nodes=tuple(parents), parents=parents,
+                           levels={v: ("no", "yes") for v in parents}, cpts=cpts)
+
+
+def regression_frame(seed: int, n: int = 400) -> pd.DataFrame:
+    """y depends on x0, x1, x2 (nonlinearly) out of 20 independent features."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(rng.normal(size=(n, 20)), columns=[f"x{i}" for i in range(20)])
+    df["y"] = 2 * df.x0 + 2 * np.sin(2 * df.x1) + df.x2 ** 2 + 0.5 * rng.normal(size=n)
+    return df
+
+
+# ------------------------------------------------------------- search logic
+def test_search_with_the_oracle_on_200_random_dags():
+    """With a perfect CI test the growth/shrink search returns the true blanket of every
+    node whose blanket members are all marginally dependent on it. Growth conditions on
+    the empty set, so a spouse d-separated from the target by the empty set never
+    enters; the parents and children always do."""
+    exact = hidden = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        dag = random_dag(int(rng.integers(2, 31)), seed=seed)
+        tester = CITester(dag, "oracle")
+        for target in dag.nodes:
+            cands = [v for v in dag.nodes if v != target]
+            blanket, grow, shrink, trace = search(tester, target, cands, 0.05)
+            mb = dag.markov_blanket(target)
+            assert set(shrink) == {c for c in cands if not dag.d_separated(c, target)}
+            if all(not dag.d_separated(m, target) for m in mb):
+                assert set(blanket) == mb, (seed, target)
+                exact += 1
+            else:
+                assert dag.parents_children(target) <= set(blanket), (seed, target)
+                hidden += 1
+    assert exact > 1000 and hidden > 500
+
+
+def test_aggregation_equations_6_to_8():
+    blankets = (("a", "b"), ("a", "c", "d"), ("a", "b"), ())
+    freq, z = _aggregate(blankets, [1, 2, 3, 4])
+    assert freq.to_dict() == {"a": 3, "b": 2, "c": 1, "d": 1}
+    np.testing.assert_allclose(z.to_numpy(), [2.5, 5 / 3, 2.5, 0.0])
+    assert z.index.name == "fold" and freq.index.name == "feature"
+    assert int(np.argmax(z.to_numpy())) == 0  # ties: the first fold
+
+
+# --------------------------------------------------------------- recovery
+@pytest.mark.parametrize("model, params", [("tree", None), ("xgboost", SMALL_XGB)])
+def test_recovers_the_blanket_of_a_sampled_network(model, params):
+    bn = toy_network()
+    df = bn.sample(1500, seed=0)
+    res = ppfs(df, "T", B=10, K=0, model=model, model_params=params, seed=0)
+    assert set(res.selected) == bn.markov_blanket("T") == {"A", "B", "C", "D", "S"}
+    assert res.task == "classification" and res.chosen_fold is None
+
+
+def test_recovers_three_of_twenty_in_a_regression():
+    res = ppfs(regression_frame(1), "y", B=10, K=0, model="tree", seed=1)
+    assert set(res.selected) == {"x0", "x1", "x2"} and res.task == "regression"
+
+
+def test_aggregation_drops_a_rare_false_positive():
+    # without aggregation this seed keeps two noise features (x15, x18)
+    df = regression_frame(10)
+    single = ppfs(df, "y", B=10, K=0, model_params=SMALL_XGB, seed=10)
+    assert set(single.selected) == {"x0", "x1", "x2", "x15", "x18"}
+    res = ppfs(df, "y", B=10, K=5, model_params=SMALL_XGB, seed=10, n_jobs=2)
+    assert set(res.selected) == {"x0", "x1", "x2"}
+    assert len(res.fold_blankets) == 5 and res.zscores.loc[res.chosen_fold] == 5
+    assert res.frequency[["x0", "x1", "x2"]].tolist() == [5, 5, 5]
+
+
+def test_mixed_categorical_and_continuous_features():
+    rng = np.random.default_rng(2)
+    n = 600
+    colour = rng.choice(["red", "green", "blue"], size=n)
+    df = pd.DataFrame({"colour": colour, "u": rng.normal(size=n), "v": rng.normal(size=n),
+                       "k": rng.integers(0, 4, size=n)})
+    score = pd.Series(colour).map({"red": 1.5, "green": -1.5, "blue": 0.0}) + 1.5 * df.u
+    df["y"] = np.where(score + 0.5 * rng.normal(size=n) > 0, "yes", "no")
+    for model, params in (("xgboost", SMALL_XGB), ("tree", None)):
+        res = ppfs(df, "y", B=10, K=0, model=model, model_params=params, seed=0)
+        assert set(res.selected) == {"colour", "u"}, model
+
+
+# ---------------------------------------------------------------- results
+@pytest.fixture(scope="module")
+def wdbc_result():
+    from mbstat.datasets import load_wdbc
+
+    return ppfs(load_wdbc(), "class", B=5, K=3, model="tree", seed=0)
+
+
+def test_result_object(wdbc_result):
+    res = wdbc_result
+    assert isinstance(res, SelectionResult) and res.method == "ppfs"
+    assert res.blanket == res.selected and len(res) == len(res.selected) > 0
+    assert repr(res).startswith("<PPFSResult ppfs: class <- {")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.selected = ()
+    with pytest.raises(TypeError):
+        res.params["alpha"] = 0.1
+    imp = res.importance
+    assert imp.index.name == "feature" and len(imp) == 30
+    assert list(imp.columns) == ["grow", "shrink", "pvalue", "increase", "selected"]
+    assert set(imp.index[imp["selected"]]) == set(res.selected)
+    assert imp["selected"].iloc[:len(res.selected)].all()  # selected first
+    assert (imp.loc[list(res.selected), "pvalue"] <= 0.05).all()
+    assert res.fold_blankets[list(res.zscores.index).index(res.chosen_fold)] == res.selected
+    assert res.zscores.idxmax() == res.chosen_fold
+    assert res.fold_importance.shape == (30, 3)
+    assert {"fold", "phase", "x", "z", "pvalue"} <= set(res.tests.columns)
+    assert res.tests.index.name == "test" and len(res.tests) == res.n_tests
+    assert list(res.trace.columns[:4]) == ["fold", "phase", "action", "feature"]
+    assert res.n_fits >= 3 * 30 * 5 and res.device == "cpu"
+    text = str(res.summary())
+    for part in ("predictive permutation feature selection", 'target = "class"',
+                 "Aggregation:  3 folds; blanket of fold", "Fold blankets (Eqs. 6-8):",
+                 "Signif. codes", "decision tree (fully grown) on cpu"):
+        assert part in text
+    for kind in ("importance", "folds"):
+        assert isinstance(res.plot(kind=kind), matplotlib.axes.Axes)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        res.plot(kind="trace")
+
+
+def test_same_seed_same_result_whatever_the_workers():
+    df = regression_frame(3, n=250)
+    kw = dict(B=6, K=3, model="tree", seed=11)
+    one = ppfs(df, "y", **kw)
+    threads = ppfs(df, "y", n_jobs=2, **kw)
+    assert one.selected == threads.selected
+    pd.testing.assert_frame_equal(one.importance, threads.importance)
+    pd.testing.assert_series_equal(one.zscores, threads.zscores)
+    other = ppfs(df, "y", **{**kw, "seed": 12})
+    assert not one.fold_importance.equals(other.fold_importance)
+
+
+def test_candidates_and_caller_data_untouched():
+    df = regression_frame(5, n=200)
+    copy = df.copy()
+    res = ppfs(df, "y", B=5, K=0, model="tree", candidates=["x0", "x3", "x4"], seed=0)
+    pd.testing.assert_frame_equal(df, copy)
+    assert set(res.importance.index) == {"x0", "x3", "x4"} and res.n_candidates == 3
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"K": -1}, ValueError, "K must be >= 0"),
+    ({"K": 150}, ValueError, "K = 150 folds need at least 300 rows"),
+    ({"alpha": 1.5}, ValueError, "alpha must be in"),
+    ({"B": 3}, ValueError, "B must be >= 5"),
+    ({"test_size": 0}, ValueError, "test_size must be in"),
+    ({"model": "svm"}, ValueError, "model must be one of"),
+    ({"candidates": ["y", "x1"]}, ValueError, "candidates include the target"),
+    ({"candidates": []}, ValueError, "at least one"),
+    ({"task": "classification"}, ValueError, "regression target"),
+])
+def test_bad_input(kwargs, error, match):
+    df = regression_frame(0, n=200)
+    with pytest.raises(error, match=match):
+        ppfs(df, "y", **{"B": 5, "K": 0, "model": "tree", **kwargs})
+
+
+@pytest.mark.gpu
+def test_ppfs_on_the_gpu():
+    if not xgboost_cuda_available():
+        pytest.skip("needs a CUDA build of XGBoost, CuPy and a GPU")
+    res = ppfs(regression_frame(1, n=2000), "y", B=10, K=0, model_params=SMALL_XGB, seed=1,
+               device="cuda")
+    assert res.device.startswith("cuda")
+    assert set(res.selected) == {"x0", "x1", "x2"}
+
+
+# ---------------------------------------------------------------- vignette
+def test_vignette_quick(tmp_path):
+    script = ROOT / "vignettes" / "ppfs_uci.py"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, str(script), "--quick", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    for part in ("Downstream performance", "WDBC", "Wine", "diabetes", "PPFS", "IAMB",
+                 "Features kept"):
+        assert part in out
+    assert (tmp_path / "ppfs_uci.png").stat().st_size > 10_000
+    assert (tmp_path / "ppfs_wdbc_importance.png").stat().st_size > 10_000
