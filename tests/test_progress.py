@@ -17,3 +17,11 @@ def test_blankets_progress_bar(capsys):
     assert "iamb blankets" in capsys.readouterr().err
     mbstat.blankets(load_network("asia"), test="oracle")
     assert capsys.readouterr().err == ""
+
+
+def test_ppfs_progress_bar(capsys):
+    from mbstat.datasets import load_wine
+
+    data = load_wine().iloc[:, [0, 1, 6, 9, 12, 13]]
+    mbstat.ppfs(data, "class", model="tree", B=5, K=2, seed=0, progress=True)
+    assert "ppfs: blanket of class" in capsys.readouterr().err

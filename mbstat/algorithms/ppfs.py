@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from .._progress import progress_bar
 from .._validation import check_alpha, check_int
 from ..ci.base import CITester
 from ..ci.ppi import PPITest, check_ppi_args, encode_target
@@ -18,7 +19,7 @@ __all__ = ["ppfs"]
 
 def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=None, *,
          test_size=0.2, task="auto", device="auto", parallel="auto", model_params=None,
-         candidates=None, na="raise") -> PPFSResult:
+         candidates=None, na="raise", progress=False) -> PPFSResult:
     """Predictive permutation feature selection with Markov-blanket aggregation.
 
     On each of K folds: growth (Eq. 5) tests every candidate against the
@@ -54,6 +55,8 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
     candidates : list, optional
         Restrict the search to these features (default: all but the target).
     na : {"raise", "drop"}
+    progress : bool
+        Show a progress bar (tqdm) over the folds.
 
     Returns
     -------
@@ -108,9 +111,16 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
     if across_folds:
         from joblib import Parallel, delayed
 
-        folds = Parallel(n_jobs=n_jobs, backend="loky")(delayed(_run_fold)(*j) for j in jobs)
+        runs = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator")(
+            delayed(_run_fold)(*j) for j in jobs)
     else:
-        folds = [_run_fold(*j) for j in jobs]
+        runs = (_run_fold(*j) for j in jobs)
+    folds = []
+    with progress_bar(progress, total=len(jobs), desc=f"ppfs: blanket of {target_name}",
+                      unit=" fold") as bar:
+        for fold in runs:
+            folds.append(fold)
+            bar.update()
 
     blankets = tuple(tuple(f["blanket"]) for f in folds)
     frequency, zscores = _aggregate(blankets, labels)
