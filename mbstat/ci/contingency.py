@@ -13,7 +13,7 @@ from scipy import special
 from .base import CITest
 from .counting import joint_code, stratum_code, subset_statistics, table_statistics
 
-__all__ = ["chi2_logsf", "ContingencyTest", "PermutationTest"]
+__all__ = ["chi2_logsf", "chi2_sf_logsf", "ContingencyTest", "PermutationTest"]
 
 
 def chi2_logsf(x, df):
@@ -24,17 +24,22 @@ def chi2_logsf(x, df):
     log Q(df/2, x/2) from the continued fraction of the upper incomplete
     gamma function (modified Lentz), which is finite for any x.
     """
+    return chi2_sf_logsf(x, df)[1]
+
+
+def chi2_sf_logsf(x, df):
+    """The chi-square p-value and its accurate natural log (see :func:`chi2_logsf`)."""
     x = np.asarray(x, dtype=np.float64)
     df = np.broadcast_to(np.asarray(df, dtype=np.float64), x.shape)
     p = special.chdtrc(df, x)
-    out = np.log(p, out=np.full(p.shape, -np.inf), where=p > 0)
     near_one = p > 0.5  # log1p of the lower tail is exact there
+    tail = p < 1e-260  # log space (p may be 0)
+    out = np.log(np.where(tail, 1.0, p))
     if near_one.any():
         out[near_one] = np.log1p(-special.chdtr(df[near_one], x[near_one]))
-    tail = out < -600.0  # p < 1e-260: go to log space
     if tail.any():
         out[tail] = _log_gammaincc(df[tail] / 2.0, x[tail] / 2.0)
-    return out
+    return p, out
 
 
 def _log_gammaincc(a, x, iters: int = 300):
@@ -94,6 +99,10 @@ class ContingencyTest(CITest):
         ry = int(ds.cardinalities[y])
         strata = tester.strata(z)
         codes = tester.columns(slice(None))
+        if all(len(xk) == 1 for xk in xs):  # the common case: one (k, 1) index array
+            subsets = np.array(xs, dtype=np.int64)
+            stats = subset_statistics(codes, subsets, ds.cardinalities, yc, ry, strata, tester.xp)
+            return stats, ds.cardinalities[subsets[:, 0]].astype(np.float64), ry, strata.declared
         stats = {}
         rx = np.empty(len(xs))
         by_size = {}  # one batch per subset size: each is one (k, size) index array
@@ -115,13 +124,14 @@ class ContingencyTest(CITest):
         else:
             df = (rx - 1.0) * (ry - 1.0) * rz_declared
         statistic = stats[self.stat]
-        degenerate = df <= 0  # a variable with one level: nothing to test
+        degenerate = df <= 0  # a variable with one level: nothing to test, independent
         if degenerate.any():
             df = np.where(degenerate, 0.0, df)
             statistic = np.where(degenerate, 0.0, statistic)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            pvalue = np.where(degenerate, 1.0, special.chdtrc(df, statistic))
-            log_p = np.where(degenerate, 0.0, chi2_logsf(statistic, np.maximum(df, 1.0)))
+        pvalue, log_p = chi2_sf_logsf(statistic, np.where(degenerate, 1.0, df))
+        if degenerate.any():
+            pvalue = np.where(degenerate, 1.0, pvalue)
+            log_p = np.where(degenerate, 0.0, log_p)
         skipped = None
         if self.min_per_cell is not None:
             skipped = n < self.min_per_cell * rx * ry * rz_declared

@@ -21,6 +21,13 @@ _CODE_LIMIT = 2**40
 _DENSE_FACTOR = 4
 
 
+def _kernels():
+    """The compiled kernels (numba is imported on first use, not with mbstat)."""
+    from . import _kernels as kernels
+
+    return kernels
+
+
 def to_numpy(a):
     """A host numpy array from a numpy or CuPy array."""
     return a.get() if hasattr(a, "get") else np.asarray(a)
@@ -79,22 +86,19 @@ class Strata(NamedTuple):
     """
 
     cols: object
-    cards: tuple
+    cards: np.ndarray  # int64 levels of each column of ``cols``
+    count: int  # number of strata codes: the product of ``cards``
     declared: float  # product of the declared levels (bnlearn's df counts them all)
-
-    @property
-    def count(self) -> int:
-        return int(np.prod(self.cards, dtype=np.int64))
 
 
 def make_strata(columns, cards, xp, n_rows: int) -> Strata:
     """Strata of the conditioning columns (a 2-D array (m, n), possibly m = 0)."""
-    cards = tuple(int(c) for c in cards)
-    declared = float(np.prod(np.asarray(cards, dtype=np.float64)))
+    cards = np.asarray(cards, dtype=np.int64)
+    declared = float(np.prod(cards.astype(np.float64)))
     if declared > n_rows:
         code, card = joint_code(list(columns), cards, xp, n_rows)
-        return Strata(code[None, :], (card,), declared)
-    return Strata(columns, cards, declared)
+        return Strata(code[None, :], np.array([card], dtype=np.int64), card, declared)
+    return Strata(columns, cards, int(declared), declared)
 
 
 def stratum_code(strata: Strata, xp, n_rows: int):
@@ -113,13 +117,13 @@ def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
     subsets = np.asarray(subsets, dtype=np.int64)
     k, size = subsets.shape
     n = codes.shape[1]
-    member_cards = np.asarray(cards, dtype=np.int64)[subsets]
-    rx = np.prod(member_cards, axis=1)
-    if xp is np and strata.count * int(rx.max()) * ry <= _DENSE_FACTOR * n:
-        from ._kernels import subset_statistics as kernel
-
-        out = kernel(codes, subsets, np.asarray(cards, dtype=np.int64), y, strata.cols,
-                     np.asarray(strata.cards, np.int64), int(rx.max()), ry)
+    cards = np.asarray(cards, dtype=np.int64)
+    member_cards = cards[subsets]
+    rx = member_cards[:, 0] if size == 1 else np.prod(member_cards, axis=1)
+    rxm = int(rx.max())
+    if xp is np and strata.count * rxm * ry <= _DENSE_FACTOR * n:
+        out = _kernels().subset_statistics(codes, subsets, cards, y, strata.cols, strata.cards,
+                                           rxm, ry)
         return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
     chunk = max(1, (1 << 23) // max(n, 1))
     parts = []
