@@ -2,41 +2,89 @@
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
+
+import numpy as np
 
 from .._validation import check_alpha
 from ..results import MBResult, format_call, make_mb_result
-from ._common import prepare, strongest, weakest
+from ._common import prepare
 
 __all__ = ["iamb", "inter_iamb"]
 
 
-def _forward_step(tester, target, blanket, candidates, trace, phase="grow"):
+def significance(xs, res):
+    """IAMB's decision rule: dependent when the test rejects at alpha.
+
+    A rule maps the tested features ``xs`` and their results ``res`` (arrays
+    ``statistic, log_pvalue, mi, skipped, df, independent``) to a boolean
+    array "dependent" and a tuple of sort keys for :func:`numpy.lexsort`
+    (last key primary; smaller = more dependent). Here: log p, then statistic.
+    """
+    return ~np.asarray(res.independent), (-res.statistic, res.log_pvalue)
+
+
+def _stack(results):
+    """The arrays of a rule's input from a list of CIResults."""
+    return SimpleNamespace(**{name: np.array([getattr(r, name) for r in results])
+                              for name in ("statistic", "df", "log_pvalue", "mi", "skipped",
+                                           "independent")})
+
+
+def _forward_step(tester, target, blanket, candidates, trace, rule=significance, phase="grow"):
     """Add the most dependent remaining candidate if it is dependent; True if added."""
     remaining = [c for c in candidates if c not in blanket]
     if not remaining:
         return False
     batch = tester.test_many(remaining, target, blanket, phase=phase)
-    best = strongest(batch)
-    if batch.independent[best]:
+    dependent, keys = rule(remaining, batch)
+    best = int(np.lexsort(keys)[0])
+    if not dependent[best]:
         return False
     blanket.append(remaining[best])
     trace.append((phase, "add", remaining[best], batch[best]))
     return True
 
 
-def _backward(tester, target, blanket, trace, phase="shrink"):
-    """Remove the least dependent member while it is independent given the rest."""
+def _backward(tester, target, blanket, trace, rule=significance, phase="shrink"):
+    """Remove the least dependent member while the rule finds it independent given the rest."""
     changed = False
     while blanket:
         results = [tester.test(x, target, [b for b in blanket if b != x], phase=phase)
                    for x in blanket]
-        worst = weakest(results)
-        if not results[worst].independent:
+        dependent, keys = rule(list(blanket), _stack(results))
+        worst = int(np.lexsort(tuple(-k for k in keys))[0])
+        if dependent[worst]:
             break
         trace.append((phase, "remove", blanket[worst], results[worst]))
         del blanket[worst]
         changed = True
     return changed
+
+
+def search(tester, target, candidates, method="iamb", rule=significance, trace=None,
+           phases=("grow", "shrink")) -> list:
+    """Run IAMB (``method="iamb"``) or Inter-IAMB on a tester; return the blanket.
+
+    The loops every IAMB-family learner shares (IAMB-IP passes its own
+    ``rule``; MBOR calls this as its CorrectMB on one shared tester).
+    """
+    blanket = []
+    trace = [] if trace is None else trace
+    grow, shrink = phases
+    if method == "iamb":
+        while _forward_step(tester, target, blanket, candidates, trace, rule, grow):
+            pass
+        _backward(tester, target, blanket, trace, rule, shrink)
+    else:
+        seen = {frozenset()}
+        while _forward_step(tester, target, blanket, candidates, trace, rule, grow):
+            _backward(tester, target, blanket, trace, rule, shrink)
+            state = frozenset(blanket)
+            if state in seen:
+                break
+            seen.add(state)
+    return blanket
 
 
 def iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
@@ -94,19 +142,8 @@ def _run(method, data, target, test, alpha, backend, candidates, discretize, na,
     tester, target, cands = prepare(data, target, test=test, alpha=alpha, backend=backend,
                                     discretize=discretize, na=na, test_args=test_args,
                                     candidates=candidates)
-    blanket, trace = [], []
-    if method == "iamb":
-        while _forward_step(tester, target, blanket, cands, trace):
-            pass
-        _backward(tester, target, blanket, trace)
-    else:
-        seen = {frozenset()}
-        while _forward_step(tester, target, blanket, cands, trace):
-            _backward(tester, target, blanket, trace)
-            state = frozenset(blanket)
-            if state in seen:
-                break
-            seen.add(state)
+    trace = []
+    blanket = search(tester, target, cands, method, trace=trace)
     elapsed = time.perf_counter() - start
     call = format_call(method, data, target=target, test=tester.test_name, alpha=alpha)
     return make_mb_result(tester, method=method, target=target, blanket=blanket, call=call,

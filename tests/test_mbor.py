@@ -1,0 +1,216 @@
+"""Tests of mbor, pc_superset, sp_superset and mb_to_pc (Rodrigues de Morais & Aussem 2008)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd
+import pytest
+
+from mbstat.algorithms.iamb import inter_iamb
+from mbstat.algorithms.mbor import Superset, _mbor, mb_to_pc, mbor, pc_superset, sp_superset
+from mbstat.ci import CITester, DSeparationOracle
+from mbstat.datasets import load_network, sample_network
+from mbstat.results import MBResult
+from test_iamb import oracle_dags
+
+ROOT = Path(__file__).resolve().parents[1]
+VIGNETTE = ROOT / "vignettes" / "iamb_mbor_networks.py"
+
+# ---------------------------------------------------------------------------
+# d-separation oracle
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("half", [0, 1])
+def test_oracle_200_random_dags_every_node(half):
+    """MBOR returns the true parents-and-children set and the true blanket of every node
+    of 200 random DAGs (up to 30 nodes), with its default (exhaustive) max_k.
+
+    The algorithm itself on one oracle tester per DAG, MBtoPC results shared between the
+    targets of a DAG (a pure cache); the public function is checked on a subset below.
+    """
+    checked = 0
+    for i, net in oracle_dags():
+        if i % 2 != half:
+            continue
+        tester = CITester(net, "oracle")
+        memo = {}
+        for v in net.nodes:
+            cands = [c for c in net.nodes if c != v]
+            pc, sp, pcs, sps = _mbor(tester, v, cands, "inter_iamb", None, [], memo)
+            assert set(pc) == net.parents_children(v), (i, v, sorted(pc))
+            assert set(sp) == net.spouses(v) - net.parents_children(v), (i, v, sorted(sp))
+            assert net.markov_blanket(v) <= set(pcs) | set(sps)
+            checked += 1
+    assert checked > 1000
+
+
+def test_oracle_public_api():
+    for i, net in oracle_dags(14):
+        if i < 8:
+            continue  # the smaller ones (the first 8 are the largest)
+        for v in net.nodes[::2]:
+            res = mbor(net, v, test="oracle")
+            assert isinstance(res, MBResult)
+            assert set(res.parents_children) == net.parents_children(v)
+            assert set(res.spouses) == net.markov_blanket(v) - net.parents_children(v)
+            assert set(res.blanket) == net.markov_blanket(v)
+            assert res.blanket == res.parents_children + res.spouses
+            assert set(mb_to_pc(net, v, test="oracle").blanket) == net.parents_children(v)
+            pcs = pc_superset(net, v, test="oracle")
+            assert net.parents_children(v) <= set(pcs)
+            sps = sp_superset(net, v, pcs, test="oracle")
+            assert net.markov_blanket(v) <= set(pcs) | set(sps)
+            for x, z in pcs.dsep.items():  # every recorded separating set separates
+                assert len(z) <= 1 and net.d_separated(x, v, z)
+
+
+def test_bounded_max_k_is_what_breaks_exactness():
+    """max_k=3 (pyCausalFS's bound) misses separating sets of 4+ on a dense DAG node;
+    the default exhaustive search does not."""
+    net = dict(oracle_dags(8))[7]
+    v = "X16"
+    assert set(mbor(net, v, test="oracle").parents_children) == net.parents_children(v)
+    bounded = mbor(net, v, test="oracle", max_k=3)
+    assert set(bounded.parents_children) != net.parents_children(v)
+    assert bounded.params["max_k"] == 3
+
+
+# ---------------------------------------------------------------------------
+# the OR condition (Phase II): a spurious independence hides Y from MBtoPC(T)
+# ---------------------------------------------------------------------------
+
+
+class _OracleWithExtra(DSeparationOracle):
+    """The d-separation oracle plus independences declared by hand (an approximate
+    deterministic relation makes T _||_ Y | {X, W} hold in the data)."""
+
+    def __init__(self, dag, extra):
+        super().__init__(dag)
+        self.extra = {(frozenset(pair), frozenset(z)) for pair, z in extra}
+
+    def batch(self, tester, xs, y, z):
+        out = super().batch(tester, xs, y, z)
+        names = tester.dataset.names
+        zset = frozenset(names[j] for j in z)
+        for i, xk in enumerate(xs):
+            if len(xk) == 1 and (frozenset((names[xk[0]], names[y])), zset) in self.extra:
+                out["statistic"][i] = out["mi"][i] = 0.0
+                out["pvalue"][i], out["log_pvalue"][i] = 1.0, 0.0
+        return out
+
+
+def test_or_condition_recovers_a_child_that_mb_to_pc_misses():
+    # X -> T <- W, T -> Y; variables in the order T, Y, X, W
+    dag = {"T": ("X", "W"), "Y": ("T",), "X": (), "W": ()}
+    oracle = _OracleWithExtra(dag, [(("T", "Y"), ("X", "W"))])
+    assert "Y" not in mb_to_pc(dag, "T", test=oracle).blanket  # T's own PC search misses Y
+    assert "T" in mb_to_pc(dag, "Y", test=oracle).blanket  # but Y sees T
+    res = mbor(dag, "T", test=oracle)
+    assert set(res.parents_children) == {"X", "W", "Y"}
+    added = res.trace[res.trace["action"] == "add (OR)"]
+    assert list(added["feature"]) == ["Y"]
+    assert set(mbor(dag, "T", test=DSeparationOracle(dag)).parents_children) == {"X", "W", "Y"}
+
+
+# ---------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def alarm():
+    return sample_network("alarm", 5000, seed=1)
+
+
+def test_alarm_hr_is_recovered_with_pc_and_spouses(alarm):
+    net = load_network("alarm")
+    res = mbor(alarm, "HR")
+    assert set(res.parents_children) == net.parents_children("HR")
+    assert set(res.spouses) == net.spouses("HR")
+    assert res.params["pcs"] and set(res.params["pcs"]) >= set(res.parents_children)
+    text = str(res.summary())
+    assert "Parents and children:" in text and "Spouses:" in text and "MBOR" in text
+
+
+def test_fewer_false_negatives_than_inter_iamb_on_large_blankets(alarm):
+    """The paper's Fig. 1 claim, at one seed: on nodes with more than 4 blanket members
+    MBOR misses fewer of them than Inter-IAMB."""
+    net = load_network("alarm")
+    large = [v for v in net.nodes if len(net.markov_blanket(v)) > 4]
+    fn_mbor = sum(len(net.markov_blanket(v) - set(mbor(alarm, v).blanket)) for v in large)
+    fn_inter = sum(len(net.markov_blanket(v) - set(inter_iamb(alarm, v).blanket))
+                   for v in large)
+    assert fn_mbor < fn_inter
+
+
+def test_phases_logged_and_small_conditioning_sets_in_phase_one(alarm):
+    res = mbor(alarm, "CO")
+    log = res.tests
+    assert {"pcs", "sps", "correct_mb"} <= set(log["phase"])
+    size = log["z"].map(lambda z: 0 if z == "" else len(z.split(", ")))
+    assert size[log["phase"] == "pcs"].max() <= 1
+    assert size[log["phase"] == "sps"].max() <= 2
+    assert res.n_tests == (log["phase"] != "report").sum()
+
+
+def test_deterministic_and_input_untouched(alarm):
+    before = alarm.copy()
+    a, b = mbor(alarm, "LVFAILURE"), mbor(alarm, "LVFAILURE")
+    assert a.blanket == b.blanket and a.trace.equals(b.trace)
+    pd.testing.assert_frame_equal(alarm, before)
+    assert mbor(alarm, "LVFAILURE", correct_mb="iamb").params["correct_mb"] == "iamb"
+
+
+def test_supersets_from_data(alarm):
+    pcs = pc_superset(alarm, "HR")
+    assert isinstance(pcs, Superset) and pcs.kind == "PCS" and "Superset PCS of HR" in repr(pcs)
+    assert set(pcs.features).isdisjoint(pcs.dsep)
+    assert set(pcs.features) | set(pcs.dsep) == set(alarm.columns) - {"HR"}
+    sps = sp_superset(alarm, "HR", pcs)
+    assert sps.kind == "SPS" and set(sps).isdisjoint(pcs)
+    plain = sp_superset(alarm, "HR", list(pcs.features), dict(pcs.dsep))
+    assert plain.features == sps.features
+    assert sp_superset(alarm, "HR").features == sps.features
+    with pytest.raises(TypeError):
+        pcs.dsep["HR"] = ()
+
+
+@pytest.mark.parametrize("func, kwargs, error, match", [
+    (mbor, {"correct_mb": "gs"}, ValueError, "correct_mb must be"),
+    (mbor, {"max_k": -1}, ValueError, "max_k must be >= 0"),
+    (mbor, {"max_k": 1.5}, TypeError, "max_k must be an integer"),
+    (mbor, {"alpha": 0}, ValueError, "alpha"),
+    (mb_to_pc, {"correct_mb": len}, ValueError, "correct_mb must be"),
+    (sp_superset, {"pcs": ["CO"]}, TypeError, "dsep"),
+    (sp_superset, {"pcs": ["CO"], "dsep": {"BP": ()}}, ValueError, "no separating set"),
+    (sp_superset, {"pcs": "CO"}, TypeError, "pcs must be"),
+    (sp_superset, {"dsep": {"BP": ()}}, ValueError, "dsep is given without pcs"),
+    (pc_superset, {"candidates": ["HR"]}, ValueError, "target"),
+])
+def test_bad_arguments(alarm, func, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        func(alarm, "HR", **kwargs)
+
+
+def test_sp_superset_rejects_another_targets_pcs(alarm):
+    with pytest.raises(ValueError, match="pc_superset of 'HR'"):
+        sp_superset(alarm, "HR", pc_superset(alarm, "CO"))
+
+
+def test_vignette_quick(tmp_path):
+    proc = subprocess.run([sys.executable, str(VIGNETTE), "--quick", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "PATH": ""}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for word in ("iamb", "inter_iamb", "mbor", "<= 4", "> 4", "F1", "FN"):
+        assert word in out
+    pngs = list(tmp_path.glob("*.png"))
+    assert pngs and all(p.stat().st_size > 1000 for p in pngs)
