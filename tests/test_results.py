@@ -93,3 +93,9 @@ def test_helpers():
     assert [stars(p) for p in (0.0001, 0.005, 0.03, 0.07, 0.5)] == ["***", "**", "*", ".", ""]
     call = format_call("iamb", pd.DataFrame({"a": [1, 2]}), target="a", alpha=0.05, flag=True)
     assert call == 'iamb(data = <DataFrame 2 x 1>, target = "a", alpha = 0.05, flag = TRUE)'
+
+
+def test_summary_flags_low_power_tests():
+    res = mbstat.iamb(sample_network("alarm", 500, seed=1), "HR")
+    assert (res.pvalues["df"] * 5 > 500).any()
+    assert "fewer than 5 rows per degree of freedom" in str(res.summary())

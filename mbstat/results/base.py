@@ -246,6 +246,10 @@ class MBResult(SelectionResult):
             tables["Parents and children:"] = "  " + (", ".join(self.parents_children) or "(none)")
             tables["Spouses:"] = "  " + (", ".join(self.spouses or ()) or "(none)")
         footer = [SIGNIF_LEGEND]
+        weak = int((self.n_rows < 5 * table["df"]).sum())
+        if weak:
+            footer.append(f"Note: {weak} of these tests have fewer than 5 rows per degree of "
+                          "freedom (large conditioning sets); their p-values have little power.")
         rest = table[~table["selected"]]
         if len(rest):
             worst = rest["log_pvalue"].idxmin()
