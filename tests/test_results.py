@@ -96,6 +96,6 @@ def test_helpers():
 
 
 def test_summary_flags_low_power_tests():
-    res = mbstat.iamb(sample_network("alarm", 500, seed=1), "HR")
-    assert (res.pvalues["df"] * 5 > 500).any()
+    res = mbstat.mbor(sample_network("alarm", 2000, seed=1), "HR")
+    assert (res.pvalues["df"] * 5 > 2000).any()
     assert "fewer than 5 rows per degree of freedom" in str(res.summary())
