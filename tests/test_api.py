@@ -1,0 +1,53 @@
+"""The public surface as a whole: every learner leaves the caller's data alone and is
+reproducible, and every name in the API is importable."""
+import pandas as pd
+import pytest
+
+import mbstat
+from mbstat.datasets import load_network, load_wine, make_corral
+
+ARGS = {
+    "iamb": {}, "inter_iamb": {}, "iamb_ip": {"prior": {"lung": 1}}, "mbor": {},
+    "gs_m": {"m": 2}, "rgs": {"m": 2, "k": 50, "seed": 3},
+}
+
+
+@pytest.fixture(scope="module")
+def asia():
+    return load_network("asia").sample(3000, seed=5)
+
+
+@pytest.mark.parametrize("method", sorted(ARGS))
+def test_ci_learners_leave_data_unchanged_and_repeat(asia, method):
+    before = asia.copy(deep=True)
+    first = mbstat.METHODS[method](asia, "either", **ARGS[method])
+    again = mbstat.METHODS[method](asia, "either", **ARGS[method])
+    pd.testing.assert_frame_equal(asia, before)
+    assert first.selected == again.selected
+    assert first.pvalues.equals(again.pvalues)
+
+
+def test_ppfs_and_fsdms_leave_data_unchanged_and_repeat():
+    wine = load_wine().iloc[:, [0, 6, 9, 12, 13]]
+    before = wine.copy(deep=True)
+    a = mbstat.ppfs(wine, "class", model="tree", B=5, K=0, seed=1)
+    b = mbstat.ppfs(wine, "class", model="tree", B=5, K=0, seed=1)
+    pd.testing.assert_frame_equal(wine, before)
+    assert a.selected == b.selected
+    corral = make_corral("corral", seed=0)
+    before = corral.copy(deep=True)
+    assert mbstat.fsdms(corral, "class").selected == mbstat.fsdms(corral, "class").selected
+    pd.testing.assert_frame_equal(corral, before)
+
+
+def test_public_names_exist():
+    for name in mbstat.__all__:
+        assert hasattr(mbstat, name), name
+    assert set(mbstat.METHODS) == {"iamb", "inter_iamb", "iamb_ip", "mbor", "gs_m", "rgs",
+                                   "ppfs", "fsdms"}
+
+
+@pytest.mark.parametrize("method", sorted(ARGS))
+def test_unknown_target_is_named(asia, method):
+    with pytest.raises(ValueError, match="target: unknown variable 'nope'"):
+        mbstat.METHODS[method](asia, "nope", **ARGS[method])
