@@ -136,11 +136,15 @@ def vignettes(args) -> int:
 
 
 def _first_doc_line(path: Path) -> str:
-    """First line of a script's docstring."""
+    """A script's title: its first markdown heading (``# # ...``) or docstring line."""
     import ast as _ast
 
-    doc = _ast.get_docstring(_ast.parse(path.read_text())) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    text = path.read_text()
+    for line in text.splitlines():
+        if line.startswith("# # "):
+            return line[4:].strip()
+    doc = (_ast.get_docstring(_ast.parse(text)) or "").strip()
+    return doc.splitlines()[0] if doc else ""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -78,3 +78,4 @@ def test_vignettes_are_listed():
     out = run("vignettes")
     assert out.returncode == 0
     assert "Vignettes" in out.stdout
+    assert "grow_shrink_parity" in out.stdout and "near-parity" in out.stdout
