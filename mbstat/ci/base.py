@@ -406,12 +406,13 @@ class CITester:
         for name in _FIELDS:
             parts = columns[name]
             columns[name] = np.concatenate(parts) if parts else np.empty(0)
-        frame = pd.DataFrame(columns)
-        frame["skipped"] = frame["skipped"].astype(bool)
-        frame.insert(frame.columns.get_loc("skipped"), "independent",
-                     frame["skipped"] | (frame["pvalue"] > self.alpha))
-        frame.index = pd.RangeIndex(1, len(frame) + 1, name="test")
-        return frame
+        columns["skipped"] = columns["skipped"].astype(bool)
+        independent = columns["skipped"] | (columns["pvalue"] > self.alpha)
+        order = ["x", "y", "z", "statistic", "df", "pvalue", "log_pvalue", "mi"]
+        data = {key: columns[key] for key in order}
+        data.update(independent=independent, skipped=columns["skipped"], phase=columns["phase"])
+        n = len(independent)
+        return pd.DataFrame(data, index=pd.RangeIndex(1, n + 1, name="test"))
 
 
 _FIELDS = ("statistic", "df", "pvalue", "log_pvalue", "mi", "skipped")
