@@ -5,7 +5,7 @@ import numpy as np
 
 from ..ci.base import CITester
 
-__all__ = ["prepare", "strongest", "weakest"]
+__all__ = ["prepare", "strongest"]
 
 
 def prepare(data, target, *, test, alpha, backend, discretize=None, na="raise",
@@ -37,9 +37,3 @@ def strongest(batch) -> int:
     """Index of the most dependent candidate: smallest log p, then largest statistic."""
     return int(np.lexsort((-batch.statistic, batch.log_pvalue))[0])
 
-
-def weakest(results) -> int:
-    """Index of the least dependent of a list of CIResults: largest log p, then smallest statistic."""
-    logp = np.array([r.log_pvalue for r in results])
-    stat = np.array([r.statistic for r in results])
-    return int(np.lexsort((stat, -logp))[0])

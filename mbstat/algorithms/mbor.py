@@ -231,8 +231,14 @@ def _method(correct_mb) -> str:
                      f"got {correct_mb!r}")
 
 
-def _max_k(max_k):
-    return check_int("max_k", max_k, low=0, allow_none=True)
+def _setup(data, target, test, alpha, correct_mb, max_k, **prepare_args):
+    """Check MBOR's own arguments and build the tester: (tester, target, candidates,
+    CorrectMB's name, max_k)."""
+    method = _method(correct_mb)
+    max_k = check_int("max_k", max_k, low=0, allow_none=True)
+    check_alpha(alpha)
+    tester, target, cands = prepare(data, target, test=test, alpha=alpha, **prepare_args)
+    return tester, target, cands, method, max_k
 
 
 def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
@@ -279,13 +285,10 @@ def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=No
     PC members first, then MBS order; it depends only on Y, so it is searched once per Y.
     If none has at most ``max_k`` variables, Y is not added.
     """
-    check_alpha(alpha)
-    method = _method(correct_mb)
-    max_k = _max_k(max_k)
     start = time.perf_counter()
-    tester, target, cands = prepare(data, target, test=test, alpha=alpha, backend=backend,
-                                    discretize=discretize, na=na, test_args=test_args,
-                                    candidates=candidates)
+    tester, target, cands, method, max_k = _setup(
+        data, target, test, alpha, correct_mb, max_k, backend=backend, candidates=candidates,
+        discretize=discretize, na=na, test_args=test_args)
     trace = []
     pc, sp, pcs, sps = _mbor(tester, target, cands, method, max_k, trace)
     elapsed = time.perf_counter() - start
@@ -386,13 +389,10 @@ def mb_to_pc(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_
         members of CorrectMB's blanket removed; ``params["blanket"]`` that
         blanket.
     """
-    check_alpha(alpha)
-    method = _method(correct_mb)
-    max_k = _max_k(max_k)
     start = time.perf_counter()
-    tester, target, cands = prepare(data, target, test=test, alpha=alpha, backend=backend,
-                                    discretize=discretize, na=na, test_args=test_args,
-                                    candidates=candidates)
+    tester, target, cands, method, max_k = _setup(
+        data, target, test, alpha, correct_mb, max_k, backend=backend, candidates=candidates,
+        discretize=discretize, na=na, test_args=test_args)
     pc, mb = _mb_to_pc(tester, target, cands, method, max_k)
     elapsed = time.perf_counter() - start
     call = format_call("mb_to_pc", data, target=target, test=tester.test_name, alpha=alpha,
