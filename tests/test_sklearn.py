@@ -1,6 +1,5 @@
 """The scikit-learn selector: estimator checks, pipelines, feature names."""
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.model_selection import cross_val_score
 from sklearn.naive_bayes import CategoricalNB

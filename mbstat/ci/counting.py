@@ -60,10 +60,8 @@ def joint_code(columns, cards, xp, n_rows: int):
     if len(columns) == 1:  # no arithmetic needed: keep the compact dtype
         code, card = columns[0], int(cards[0])
     elif xp is np and columns[0].ndim == 1 and np.prod(np.asarray(cards, float)) <= _CODE_LIMIT:
-        from ._kernels import mixed_radix
-
         card = int(np.prod(np.asarray(cards, dtype=np.int64)))
-        code = mixed_radix(np.stack(columns), np.asarray(cards, dtype=np.int64))
+        code = _kernels().mixed_radix(np.stack(columns), np.asarray(cards, dtype=np.int64))
     else:
         code = xp.zeros(columns[0].shape, dtype=xp.int64)
         card = 1
