@@ -1,7 +1,9 @@
 """Where the counting runs: numpy on the CPU, or CuPy on a CUDA device.
 
-Detection is done once and cached. ``"auto"`` quietly falls back to the CPU
-when no device answers; ``"gpu"`` without one raises.
+Detection is done once and cached. ``"auto"`` uses the GPU when one answers
+and the data has at least :data:`AUTO_GPU_MIN_ROWS` rows (below that a launch
+costs more than the counting it saves), and quietly falls back to the CPU
+otherwise; ``"gpu"`` without a device raises.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from ._validation import check_choice
 __all__ = ["Backend", "gpu_available", "resolve_backend", "set_backend", "get_backend"]
 
 BACKENDS = ("auto", "cpu", "gpu")
+#: ``"auto"`` counts on the GPU from this many rows (measured: ``benchmarks/gpu.py``).
+AUTO_GPU_MIN_ROWS = 100_000
 _default = "auto"
 
 
@@ -73,11 +77,16 @@ def get_backend() -> str:
     return _default
 
 
-def resolve_backend(backend: str | None = None) -> Backend:
-    """Turn "auto" / "cpu" / "gpu" (None: the global default) into a Backend."""
+def resolve_backend(backend: str | None = None, n_rows: int | None = None) -> Backend:
+    """Turn "auto" / "cpu" / "gpu" (None: the global default) into a Backend.
+
+    ``n_rows``: rows of the data to be counted; "auto" keeps data smaller than
+    :data:`AUTO_GPU_MIN_ROWS` on the CPU.
+    """
     backend = _default if backend is None else backend
     check_choice("backend", backend, BACKENDS)
-    if backend == "cpu":
+    if backend == "cpu" or (backend == "auto" and n_rows is not None
+                            and n_rows < AUTO_GPU_MIN_ROWS):
         return CPU
     gpu = _cupy_backend()
     if gpu is None:

@@ -137,7 +137,7 @@ def prepare_dependency(data, target, features, *, theta, discretize, na, param="
 
 def make_engine(ds, target: int, cols, theta, backend):
     """The dependency engine for ``cols`` of ``ds`` (Definition 7 or 9)."""
-    be = resolve_backend(backend)
+    be = resolve_backend(backend, ds.n_rows)
     y = np.unique(ds.codes[:, target], return_inverse=True)[1].astype(np.int64)
     if theta is None:
         return _DiscreteEngine(be, ds.codes[:, list(cols)], ds.cardinalities[list(cols)], y)

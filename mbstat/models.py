@@ -7,7 +7,8 @@ per-row log-loss or squared error. Three kinds of model:
 
 * ``"xgboost"``: gradient-boosted trees through XGBoost's native API
   (``hist`` on the CPU, ``device="cuda"`` when :func:`mbstat.backend.gpu_available`
-  says a GPU answers and XGBoost was built with CUDA). XGBoost falls back to
+  says a GPU answers, XGBoost was built with CUDA and, under ``"auto"``, the
+  training data is large enough to gain). XGBoost falls back to
   the CPU silently, so :meth:`Learner.device_of` reads the device a fitted
   booster really used.
 * ``"tree"``: scikit-learn's CART decision tree, fully grown (the model of the
@@ -60,6 +61,10 @@ TREE_DEFAULTS = MappingProxyType({})
 _EPS = float(np.finfo(np.float64).eps)
 #: Below this many rows XGBoost runs one thread per fit (threads only add overhead).
 _SMALL = 10_000
+#: ``device="auto"`` trains XGBoost on a GPU from this many training rows; below it a GPU
+#: fit costs more than it saves (H200 against 16 CPU cores, ``benchmarks/gpu.py``: 0.27x
+#: at 8,000 training rows, 1.7x at 80,000, 3.7x at 400,000).
+GPU_MIN_ROWS = 50_000
 
 
 # ------------------------------------------------------------------ devices
@@ -77,11 +82,13 @@ def xgboost_cuda_available() -> bool:
     return built and gpu_available()
 
 
-def resolve_device(device: str = "auto", kind: str = "xgboost") -> str:
+def resolve_device(device: str = "auto", kind: str = "xgboost", n_rows: int | None = None) -> str:
     """Turn ``"auto"``/``"cpu"``/``"cuda"`` into the device a model is asked to use.
 
     Only XGBoost runs on a GPU; scikit-learn models always get ``"cpu"``.
-    ``"cuda"`` without a usable device (or with a CPU-only model) raises.
+    ``"auto"`` keeps fits on fewer than :data:`GPU_MIN_ROWS` training rows
+    (``n_rows``) on the CPU. ``"cuda"`` without a usable device (or with a
+    CPU-only model) raises.
     """
     check_choice("device", device, DEVICES)
     if kind != "xgboost":
@@ -89,7 +96,7 @@ def resolve_device(device: str = "auto", kind: str = "xgboost") -> str:
             raise ValueError("device='cuda' needs model='xgboost'; scikit-learn models run "
                              "on the CPU")
         return "cpu"
-    if device == "cpu":
+    if device == "cpu" or (device == "auto" and n_rows is not None and n_rows < GPU_MIN_ROWS):
         return "cpu"
     if xgboost_cuda_available():
         return "cuda"
@@ -327,11 +334,12 @@ def make_learner(model, task: str, n_classes: int = 0, *, device: str = "auto",
         Fits running at once: XGBoost gets ``cpu_count // n_jobs`` threads
         per fit (one for data under 10,000 rows, where threads only add overhead).
     n_rows : int
-        Rows of the training data (chooses the threads).
+        Rows of the training data (chooses the threads, and the device under
+        ``device="auto"``).
     """
     kind = check_model(model)
     check_choice("task", task, TASKS)
-    dev = resolve_device(device, kind)
+    dev = resolve_device(device, kind, n_rows)
     params = dict(params or {})
     if kind == "estimator":
         if params:

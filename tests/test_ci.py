@@ -350,6 +350,44 @@ def test_gpu_matches_cpu(z):
         np.testing.assert_array_equal(gpu.df, cpu.df)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("case", ["shared", "global", "sparse", "uint16", "large"])
+def test_gpu_kernels_match_cpu(case):
+    """Each way the CUDA kernels count: shared-memory and global histograms, joint x,
+    tables with more cells than rows (materialized path), 16-bit codes, many rows."""
+    n, levels, z = 20_000, (3, 2, 4, 3, 6, 40, 40), ("v2", "v3")
+    if case == "global":  # 40 * 40 strata * 3 * 2 cells > the shared-memory limit
+        z = ("v5", "v6")
+    elif case == "sparse":
+        n, z = 2_000, ("v5", "v6")
+    elif case == "uint16":
+        levels = (3, 2, 4, 3, 6, 300, 2)
+        z = ("v5",)
+    elif case == "large":
+        n = 300_000
+    df = random_frame(n=n, seed=3, levels=levels)
+    xs = ["v0", "v4", ["v0", "v4"], ["v0", "v2" if "v2" not in z else "v6"]]
+    cpu = ci_test_batch(df, xs, "v1", z, "g2", backend="cpu")
+    gpu = ci_test_batch(df, xs, "v1", z, "g2", backend="gpu")
+    for field in ("statistic", "df", "pvalue"):
+        np.testing.assert_allclose(getattr(gpu, field), getattr(cpu, field), rtol=1e-9)
+    adf_cpu = ci_test_batch(df, xs, "v1", z, "x2-adf", backend="cpu")
+    adf_gpu = ci_test_batch(df, xs, "v1", z, "x2-adf", backend="gpu")
+    np.testing.assert_allclose(adf_gpu.statistic, adf_cpu.statistic, rtol=1e-9)
+    np.testing.assert_array_equal(adf_gpu.df, adf_cpu.df)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_auto_backend_counts_small_data_on_the_cpu():
+    from mbstat.backend import AUTO_GPU_MIN_ROWS
+
+    assert resolve_backend("auto", AUTO_GPU_MIN_ROWS - 1).name == "numpy"
+    assert resolve_backend("auto", AUTO_GPU_MIN_ROWS).name == "cupy"
+    assert resolve_backend("gpu", 10).name == "cupy"
+
+
 def test_single_level_variable_is_independent_not_nan():
     df = pd.DataFrame({"a": [0, 1, 0, 1, 1, 0], "b": [1] * 6, "c": [0, 1, 1, 0, 1, 0]})
     res = ci_test(df, "a", "b")

@@ -43,7 +43,7 @@ def test_summary_reads_like_r(result):
     assert text.startswith("Markov blanket: incremental association (IAMB)")
     assert 'Call:   iamb(data = <DataFrame 5000 x 8>, target = "either", test = "g2", alpha = 0.05)' in text
     assert "Data:   5000 rows, 8 variables (7 candidates)" in text
-    assert "Tests:" in text and "backend: numpy (cpu)" in text
+    assert "Tests:" in text and f"backend: {result.backend} ({result.device})" in text
     assert "Blanket of either:" in text and "p.adj (BH)" in text
     assert "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1" in text
     for feature in result.blanket:

@@ -2,8 +2,8 @@
 
 One pass over the rows per candidate fills its table; the statistics are
 computed from the table in the same call, with no temporary arrays. Large
-batches are split across threads. The numpy path in :mod:`.counting` computes the same
-numbers and serves CuPy.
+batches are split across threads. :mod:`._cuda` is the GPU twin; the numpy path
+in :mod:`.counting` computes the same numbers for the tables neither kernel takes.
 """
 from __future__ import annotations
 

@@ -213,7 +213,8 @@ class CITester:
     alpha : float
         Significance level of the decisions.
     backend : {"auto", "cpu", "gpu"} or None
-        Where tables are counted (None: the global default).
+        Where tables are counted (None: the global default; "auto" counts on
+        the GPU when one answers and the data is large enough to gain).
     **test_args
         Arguments of the test (see :data:`mbstat.ci.TESTS`).
     """
@@ -232,7 +233,7 @@ class CITester:
         ):
             data = _names_only(self.test_obj.nodes)
         self.dataset = as_dataset(data, na=na, discretize=discretize)
-        self.backend = resolve_backend(backend)
+        self.backend = resolve_backend(backend, self.dataset.n_rows)
         self.xp = self.backend.xp
         self._codes_t = None
         self._strata = {}

@@ -28,6 +28,17 @@ def _kernels():
     return kernels
 
 
+def _cuda():
+    """The CUDA kernels of the CuPy backend."""
+    from . import _cuda as kernels
+
+    return kernels
+
+
+def _is_cupy(xp) -> bool:
+    return getattr(xp, "__name__", "") == "cupy"
+
+
 def to_numpy(a):
     """A host numpy array from a numpy or CuPy array."""
     return a.get() if hasattr(a, "get") else np.asarray(a)
@@ -109,8 +120,10 @@ def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
     """G2, X2 and adjusted df of the tables X_i x Y | Z, X_i the joint variable of columns
     ``subsets[i]`` of the code matrix ``codes`` (p, n).
 
-    On the CPU a compiled kernel forms the joint codes on the fly; otherwise
-    the joint codes are materialized in chunks for :func:`table_statistics`.
+    Compiled kernels (numba on the CPU, CUDA with CuPy) form the joint codes on
+    the fly; where they do not apply (tables with more cells than rows allow
+    dense counting, other array modules) the joint codes are materialized in
+    chunks for :func:`table_statistics`.
     """
     subsets = np.asarray(subsets, dtype=np.int64)
     k, size = subsets.shape
@@ -119,9 +132,11 @@ def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
     member_cards = cards[subsets]
     rx = member_cards[:, 0] if size == 1 else np.prod(member_cards, axis=1)
     rxm = int(rx.max())
-    if xp is np and strata.count * rxm * ry <= _DENSE_FACTOR * n:
-        out = _kernels().subset_statistics(codes, subsets, cards, y, strata.cols, strata.cards,
-                                           rxm, ry)
+    cells = strata.count * rxm * ry
+    if cells <= _DENSE_FACTOR * n and (xp is np or _is_cupy(xp) and _cuda().fits(n, cells)):
+        kernels = _kernels() if xp is np else _cuda()
+        out = kernels.subset_statistics(codes, subsets, cards, y, strata.cols, strata.cards,
+                                        rxm, ry)
         return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
     chunk = max(1, (1 << 23) // max(n, 1))
     parts = []

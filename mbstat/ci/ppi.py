@@ -382,7 +382,8 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     z : variables, optional
         Conditioning set (empty: marginal test).
     model : {"xgboost", "tree"} or estimator
-        "xgboost" (default; CUDA when a GPU answers, CPU ``hist`` otherwise),
+        "xgboost" (default; CUDA when a GPU answers and the training parts have
+        at least :data:`mbstat.models.GPU_MIN_ROWS` rows, CPU ``hist`` otherwise),
         "tree" (scikit-learn's fully grown CART, the paper's model) or any
         scikit-learn-compatible estimator (cloned for every fit, never
         mutated; classification needs ``predict_proba``).
