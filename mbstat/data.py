@@ -65,6 +65,22 @@ class Dataset:
         return np.array([len(lv) for lv in self.levels], dtype=np.int64)
 
     @cached_property
+    def level_counts(self) -> tuple:
+        """:attr:`cardinalities` as a tuple of Python ints (cheap per-test arithmetic)."""
+        return tuple(int(c) for c in self.cardinalities)
+
+    @cached_property
+    def level_bits(self) -> np.ndarray | None:
+        """Bitmaps (p, levels, ceil(n / 64)) uint64 of each column's levels, for the CPU's
+        popcount counting of small tables; None when they would take over 256 MB."""
+        from .ci._kernels import BIT_LEVELS, level_bits
+
+        n_levels = int(min(BIT_LEVELS, max(1, self.cardinalities.max(initial=1))))
+        if self.n_cols * n_levels * ((self.n_rows + 63) // 64) * 8 > 256 * 2**20:
+            return None
+        return level_bits(self.codes, n_levels)
+
+    @cached_property
     def _index(self) -> dict:
         return {name: j for j, name in enumerate(self.names)}
 
@@ -75,6 +91,8 @@ class Dataset:
 
     def index(self, var, param: str = "variable") -> int:
         """Column position of ``var``, given by name or by position."""
+        if type(var) is int and 0 <= var < self.codes.shape[1]:  # the common case, fast
+            return var
         if isinstance(var, str):
             try:
                 return self._index[var]
@@ -93,7 +111,7 @@ class Dataset:
 
     def indices(self, variables, param: str = "variables") -> tuple:
         """Column positions of a variable or an iterable of variables."""
-        if variables is None:
+        if variables is None or (type(variables) is tuple and not variables):
             return ()
         if isinstance(variables, (str, numbers.Integral)):
             variables = (variables,)

@@ -131,6 +131,40 @@ def test_dense_sparse_and_compiled_paths_agree(z, monkeypatch):
         np.testing.assert_array_equal(a.df, b.df)
 
 
+@pytest.mark.parametrize("levels, z", [
+    ((3, 2, 4, 3, 6), ()), ((3, 2, 4, 3, 6), ("v2",)), ((3, 2, 4, 3, 6), ("v2", "v3")),
+    ((2, 3, 2, 2, 1), ("v2", "v3")),  # a one-level candidate
+    ((5, 3, 3, 2, 4), ("v2", "v3", "v4")),  # sparse strata, cells > rows / 4: one table copy
+])
+@pytest.mark.parametrize("n", [37, 1000, 4099])
+def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
+    """The popcount path (small tables) and the scatter kernel count the same tables."""
+    from mbstat.ci import _kernels
+
+    df = random_frame(n=n, seed=n, levels=levels)
+    df["v0"] = pd.Categorical(df["v0"], categories=range(levels[0] + 1))  # an unused level
+    xs = [x for x in ("v0", "v4") if x not in z]
+    assert counting.bit_statistics(mbstat.as_dataset(df), np.array([0]), 1, ()) is not None
+    bits = ci_test_batch(df, xs, "v1", z, "g2-adf")
+    monkeypatch.setattr(_kernels, "BIT_CELLS", -1)  # every table through the scatter kernel
+    scatter = ci_test_batch(df, xs, "v1", z, "g2-adf")
+    np.testing.assert_allclose(bits.statistic, scatter.statistic, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(bits.df, scatter.df)
+    for x, stat in zip(xs, bits.statistic):  # and both equal the plain reference
+        cols = [df[c].cat.codes.to_numpy() if hasattr(df[c], "cat") else df[c].to_numpy()
+                for c in (x, "v1", *z)]
+        g2 = reference(cols[0], cols[1], cols[2:], cols[0].max() + 1, cols[1].max() + 1, [])[0]
+        assert stat == pytest.approx(g2, rel=1e-10, abs=1e-10)
+
+
+def test_bitmaps_are_skipped_where_they_do_not_apply():
+    df = random_frame(n=200, seed=1, levels=(3, 2, 20, 2))
+    ds = mbstat.as_dataset(df)
+    assert ds.level_bits.shape == (4, 16, 4)  # at most BIT_LEVELS levels, ceil(200 / 64) words
+    assert counting.bit_statistics(ds, np.array([0]), 1, (2,)) is None  # 20 levels > 16
+    assert counting.bit_statistics(ds, np.array([0]), 1, (3,)) is not None
+
+
 class _NumpyProxy:
     """numpy under another identity, to force the array-module (CuPy-style) path."""
 

@@ -303,10 +303,12 @@ class CITester:
     def _xkeys(self, xs) -> list:
         """Sorted column-position tuples of the candidates (names looked up in bulk)."""
         index = self.dataset._index
+        p = self.dataset.n_cols
         try:
-            keys = [(index[x],) if isinstance(x, str) else tuple(sorted(index[v] for v in x))
-                    for x in xs]
-        except (KeyError, TypeError):  # positions, unknown names, odd types: checked path
+            keys = [(index[x],) if type(x) is str else
+                    (x,) if type(x) is int and 0 <= x < p else
+                    tuple(sorted(index[v] for v in x)) for x in xs]
+        except (KeyError, TypeError):  # positions in sets, unknown names, odd types: checked
             return [self._xkey(x) for x in xs]
         if any(len(k) != len(set(k)) or not k for k in keys if len(k) != 1):
             return [self._xkey(x) for x in xs]
@@ -328,18 +330,19 @@ class CITester:
         yi = self._var(y, "y")
         zkey = tuple(sorted(self.dataset.indices(z, "z")))
         xkeys = self._xkeys(xs)
-        zset = set(zkey)
-        if yi in zset:
+        taken = {yi, *zkey}
+        if yi in zkey:
             raise ValueError(f"y ({self.dataset.names[yi]!r}) is also in z")
-        for xk in xkeys:
-            if yi in xk or zset.intersection(xk):
-                names = [self.dataset.names[j] for j in xk]
-                where = "y" if yi in xk else "z"
-                raise ValueError(f"x {names} overlaps {where}; x, y and z must be disjoint")
+        if not taken.isdisjoint(j for xk in xkeys for j in xk):
+            self._overlap(xkeys, yi, zkey)
         todo, todo_pos, hits = [], [], {}
         cache = self._cache
         for i, xk in enumerate(xkeys):
-            hit = cache.get(self._cache_key(xk, yi, zkey))
+            if len(xk) == 1:  # inline _cache_key: this loop runs for every candidate
+                a = xk[0]
+                hit = cache.get((a, yi, zkey) if a < yi else (yi, a, zkey))
+            else:
+                hit = cache.get((xk, yi, zkey))
             if hit is None:
                 todo.append(xk)
                 todo_pos.append(i)
@@ -378,6 +381,14 @@ class CITester:
             statistic_name=self.test_obj.statistic_name,
             **out,
         )
+
+    def _overlap(self, xkeys, yi, zkey):
+        """Raise for the first x that shares a variable with y or z."""
+        for xk in xkeys:
+            if yi in xk or set(zkey).intersection(xk):
+                names = [self.dataset.names[j] for j in xk]
+                where = "y" if yi in xk else "z"
+                raise ValueError(f"x {names} overlaps {where}; x, y and z must be disjoint")
 
     def _record(self, todo, yi, zkey, res, phase) -> None:
         """Cache the tests just performed and keep the batch for the log."""

@@ -7,11 +7,14 @@ columns - 1), summed and floored at 1.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import special
 
 from .base import CITest
-from .counting import joint_code, stratum_code, subset_statistics, table_statistics
+from .counting import (bit_statistics, joint_code, stratum_code, subset_statistics,
+                       table_statistics)
 
 __all__ = ["chi2_logsf", "chi2_sf_logsf", "ContingencyTest", "PermutationTest"]
 
@@ -28,40 +31,33 @@ def chi2_logsf(x, df):
 
 
 def chi2_sf_logsf(x, df):
-    """The chi-square p-value and its accurate natural log (see :func:`chi2_logsf`)."""
+    """The chi-square p-value and its accurate natural log (see :func:`chi2_logsf`).
+
+    log p is ``log1p(-cdf)`` where p > 0.5 (exact near 1), ``log(p)`` in the
+    middle, and the continued fraction of Q(df/2, x/2) in log space where
+    p < 1e-260 (p may be 0 there). Compiled per element: the algorithms call
+    this for every batch, often of one test.
+    """
+    from ._kernels import log_pvalues
+
     x = np.asarray(x, dtype=np.float64)
-    df = np.broadcast_to(np.asarray(df, dtype=np.float64), x.shape)
+    df = np.asarray(df, dtype=np.float64)
     p = special.chdtrc(df, x)
-    near_one = p > 0.5  # log1p of the lower tail is exact there
-    tail = p < 1e-260  # log space (p may be 0)
-    out = np.log(np.where(tail, 1.0, p))
-    if near_one.any():
-        out[near_one] = np.log1p(-special.chdtr(df[near_one], x[near_one]))
-    if tail.any():
-        out[tail] = _log_gammaincc(df[tail] / 2.0, x[tail] / 2.0)
-    return p, out
+    if x.ndim == 1 and x.shape == df.shape:  # the engine's case: no reshaping
+        return p, log_pvalues(p, special.chdtr(df, x), df, x)
+    flat = [np.ascontiguousarray(np.broadcast_to(a, p.shape)).reshape(-1)
+            for a in (p, special.chdtr(df, x), df, x)]
+    return p, log_pvalues(*flat).reshape(p.shape)
 
 
-def _log_gammaincc(a, x, iters: int = 300):
-    """log Q(a, x) for x > a + 1 by the Lentz continued fraction (vectorized)."""
-    tiny = 1e-300
-    b = x + 1.0 - a
-    c = np.full_like(x, 1.0 / tiny)
-    d = 1.0 / b
-    h = d.copy()
-    for i in range(1, iters + 1):
-        an = -i * (i - a)
-        b = b + 2.0
-        d = an * d + b
-        d = np.where(np.abs(d) < tiny, tiny, d)
-        c = b + an / c
-        c = np.where(np.abs(c) < tiny, tiny, c)
-        d = 1.0 / d
-        delta = d * c
-        h = h * delta
-        if np.all(np.abs(delta - 1.0) < 1e-15):
-            break
-    return -x + a * np.log(x) - special.gammaln(a) + np.log(h)
+def _log_gammaincc(a, x):
+    """log Q(a, x) for x > a + 1 by the Lentz continued fraction (compiled, per element)."""
+    from ._kernels import log_gammaincc
+
+    out = np.empty(np.shape(x))
+    log_gammaincc(np.ascontiguousarray(a, dtype=np.float64).ravel(),
+                  np.ascontiguousarray(x, dtype=np.float64).ravel(), out.reshape(-1))
+    return out
 
 
 class ContingencyTest(CITest):
@@ -95,14 +91,21 @@ class ContingencyTest(CITest):
     def tables(self, tester, xs, y, z):
         """Raw table statistics of the batch, plus |X| (declared), |Y| and declared strata."""
         ds = tester.dataset
-        yc = tester.columns([y])[0]
         ry = int(ds.cardinalities[y])
-        strata = tester.strata(z)
-        codes = tester.columns(slice(None))
         if all(len(xk) == 1 for xk in xs):  # the common case: one (k, 1) index array
             subsets = np.array(xs, dtype=np.int64)
-            stats = subset_statistics(codes, subsets, ds.cardinalities, yc, ry, strata, tester.xp)
-            return stats, ds.cardinalities[subsets[:, 0]].astype(np.float64), ry, strata.declared
+            rx = ds.cardinalities[subsets[:, 0]].astype(np.float64)
+            if tester.xp is np:  # small tables: popcounts of level bitmaps
+                stats = bit_statistics(ds, subsets[:, 0], y, z)
+                if stats is not None:
+                    return stats, rx, ry, math.prod(ds.level_counts[j] for j in z)
+            strata = tester.strata(z)
+            stats = subset_statistics(tester.columns(slice(None)), subsets, ds.cardinalities,
+                                      tester.columns([y])[0], ry, strata, tester.xp)
+            return stats, rx, ry, strata.declared
+        yc = tester.columns([y])[0]
+        strata = tester.strata(z)
+        codes = tester.columns(slice(None))
         stats = {}
         rx = np.empty(len(xs))
         by_size = {}  # one batch per subset size: each is one (k, size) index array
@@ -124,12 +127,13 @@ class ContingencyTest(CITest):
         else:
             df = (rx - 1.0) * (ry - 1.0) * rz_declared
         statistic = stats[self.stat]
-        degenerate = df <= 0  # a variable with one level: nothing to test, independent
-        if degenerate.any():
+        if df.min() > 0:
+            pvalue, log_p = chi2_sf_logsf(statistic, df)
+        else:  # a variable with one level: nothing to test, independent
+            degenerate = df <= 0
             df = np.where(degenerate, 0.0, df)
             statistic = np.where(degenerate, 0.0, statistic)
-        pvalue, log_p = chi2_sf_logsf(statistic, np.where(degenerate, 1.0, df))
-        if degenerate.any():
+            pvalue, log_p = chi2_sf_logsf(statistic, np.where(degenerate, 1.0, df))
             pvalue = np.where(degenerate, 1.0, pvalue)
             log_p = np.where(degenerate, 0.0, log_p)
         skipped = None

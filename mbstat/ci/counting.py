@@ -8,12 +8,14 @@ Nothing here loops over rows or strata in Python.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from typing import NamedTuple
 
-__all__ = ["Strata", "joint_code", "make_strata", "stratum_code", "subset_statistics",
-           "table_statistics", "to_numpy"]
+__all__ = ["Strata", "bit_statistics", "joint_code", "make_strata", "stratum_code",
+           "subset_statistics", "table_statistics", "to_numpy"]
 
 #: Largest code we let a mixed-radix product reach before compressing.
 _CODE_LIMIT = 2**40
@@ -116,6 +118,27 @@ def stratum_code(strata: Strata, xp, n_rows: int):
     return code.astype(xp.int64)
 
 
+def bit_statistics(dataset, xcols, yi: int, zkey: tuple):
+    """G2, X2 and adjusted df of the tables X_i x Y | Z (single columns X_i, an int64
+    array) from the data's level bitmaps, or None where bitmaps do not pay (large
+    tables, many levels, no bitmaps for data this large): the CPU path for small tables."""
+    kernels = _kernels()
+    counts = dataset.level_counts
+    rxm = counts[xcols[0]] if len(xcols) == 1 else int(dataset.cardinalities[xcols].max())
+    ry = counts[yi]
+    strata = math.prod(counts[j] for j in zkey)
+    cells = (rxm - 1) * ry * strata
+    if cells > kernels.BIT_CELLS:
+        return None
+    bits = dataset.level_bits
+    if bits is None or max(rxm, ry, *(counts[j] for j in zkey)) > bits.shape[1]:
+        return None
+    work = len(xcols) * (cells + ry * strata) * bits.shape[2]
+    out = kernels.bit_statistics(bits, xcols, dataset.cardinalities, yi,
+                                 np.array(zkey, dtype=np.int64), rxm, work)
+    return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
+
+
 def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
     """G2, X2 and adjusted df of the tables X_i x Y | Z, X_i the joint variable of columns
     ``subsets[i]`` of the code matrix ``codes`` (p, n).
@@ -133,7 +156,8 @@ def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
     rx = member_cards[:, 0] if size == 1 else np.prod(member_cards, axis=1)
     rxm = int(rx.max())
     cells = strata.count * rxm * ry
-    if cells <= _DENSE_FACTOR * n and (xp is np or _is_cupy(xp) and _cuda().fits(n, cells)):
+    if cells <= _DENSE_FACTOR * n and cells < 2**31 and (xp is np or _is_cupy(xp)
+                                                          and _cuda().fits(n, cells)):
         kernels = _kernels() if xp is np else _cuda()
         out = kernels.subset_statistics(codes, subsets, cards, y, strata.cols, strata.cards,
                                         rxm, ry)
