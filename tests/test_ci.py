@@ -12,7 +12,7 @@ from scipy import stats
 import mbstat
 from mbstat import ci_test, ci_test_batch
 from mbstat.backend import gpu_available, resolve_backend
-from mbstat.ci import CITester, chi2_logsf, counting
+from mbstat.ci import CITester, chi2_logsf, contingency, counting
 from mbstat.ci.contingency import _log_gammaincc
 
 
@@ -138,7 +138,8 @@ def test_dense_sparse_and_compiled_paths_agree(z, monkeypatch):
 ])
 @pytest.mark.parametrize("n", [37, 1000, 4099])
 def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
-    """The popcount path (small tables) and the scatter kernel count the same tables."""
+    """The popcount path (small tables), the hybrid kernel (all cells heavy, all light,
+    mixed) and the scatter kernel count the same tables."""
     from mbstat.ci import _kernels
 
     df = random_frame(n=n, seed=n, levels=levels)
@@ -146,10 +147,17 @@ def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
     xs = [x for x in ("v0", "v4") if x not in z]
     assert counting.bit_statistics(mbstat.as_dataset(df), np.array([0]), 1, ()) is not None
     bits = ci_test_batch(df, xs, "v1", z, "g2-adf")
-    monkeypatch.setattr(_kernels, "BIT_CELLS", -1)  # every table through the scatter kernel
-    scatter = ci_test_batch(df, xs, "v1", z, "g2-adf")
-    np.testing.assert_allclose(bits.statistic, scatter.statistic, rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(bits.df, scatter.df)
+    others = []
+    monkeypatch.setattr(_kernels, "BIT_CELLS", -1)  # the hybrid kernel for every table
+    monkeypatch.setattr(_kernels, "HYBRID_MIN_BATCH", 1)
+    for heavy_rows in (0.0, 1e9, 0.4):  # every cell heavy, every cell light, mixed
+        monkeypatch.setattr(_kernels, "HEAVY_ROWS_PER_WORD", heavy_rows)
+        others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
+    monkeypatch.setattr(contingency, "bit_statistics", lambda *args: None)  # scatter kernel
+    others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
+    for other in others:
+        np.testing.assert_allclose(other.statistic, bits.statistic, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(other.df, bits.df)
     for x, stat in zip(xs, bits.statistic):  # and both equal the plain reference
         cols = [df[c].cat.codes.to_numpy() if hasattr(df[c], "cat") else df[c].to_numpy()
                 for c in (x, "v1", *z)]

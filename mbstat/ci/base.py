@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
+from time import perf_counter
 
 import numpy as np
 import pandas as pd
@@ -298,7 +299,24 @@ class CITester:
 
     def test(self, x, y, z=(), phase: str = "") -> CIResult:
         """Test x (a variable or a set of variables) against y given z."""
-        return self.test_many([x], y, z, phase)[0]
+        xkeys, yi, zkey, out = self._answer([x], y, z, phase)
+        names = self.dataset.names
+        return CIResult(
+            statistic=float(out["statistic"][0]),
+            df=float(out["df"][0]),
+            pvalue=float(out["pvalue"][0]),
+            log_pvalue=float(out["log_pvalue"][0]),
+            mi=float(out["mi"][0]),
+            test=self.test_name,
+            n=self.n,
+            x=tuple(names[j] for j in xkeys[0]),
+            y=names[yi],
+            z=tuple(names[j] for j in zkey),
+            alpha=self.alpha,
+            skipped=bool(out["skipped"][0]),
+            method=self.test_obj.method,
+            statistic_name=self.test_obj.statistic_name,
+        )
 
     def _xkeys(self, xs) -> list:
         """Sorted column-position tuples of the candidates (names looked up in bulk)."""
@@ -324,9 +342,24 @@ class CITester:
 
     def test_many(self, xs, y, z=(), phase: str = "") -> CIBatch:
         """Test every x in ``xs`` against y given z, in one pass over the data."""
-        import time
+        xkeys, yi, zkey, out = self._answer(xs, y, z, phase)
+        return CIBatch(
+            keys=tuple(xkeys),
+            names=self.dataset.names,
+            y=self.dataset.names[yi],
+            z=tuple(self.dataset.names[j] for j in zkey),
+            test=self.test_name,
+            n=self.n,
+            alpha=self.alpha,
+            method=self.test_obj.method,
+            statistic_name=self.test_obj.statistic_name,
+            **out,
+        )
 
-        t0 = time.perf_counter()
+    def _answer(self, xs, y, z, phase):
+        """The results of x in ``xs`` against y given z: from the cache, else tested in one
+        batch (and logged). Returns the keys, y, z positions and a dict of arrays."""
+        t0 = perf_counter()
         yi = self._var(y, "y")
         zkey = tuple(sorted(self.dataset.indices(z, "z")))
         xkeys = self._xkeys(xs)
@@ -368,19 +401,8 @@ class CITester:
             if todo:
                 for name in _FIELDS:
                     out[name][todo_pos] = res[name]
-        self.elapsed += time.perf_counter() - t0
-        return CIBatch(
-            keys=tuple(xkeys),
-            names=self.dataset.names,
-            y=self.dataset.names[yi],
-            z=tuple(self.dataset.names[j] for j in zkey),
-            test=self.test_name,
-            n=self.n,
-            alpha=self.alpha,
-            method=self.test_obj.method,
-            statistic_name=self.test_obj.statistic_name,
-            **out,
-        )
+        self.elapsed += perf_counter() - t0
+        return xkeys, yi, zkey, out
 
     def _overlap(self, xkeys, yi, zkey):
         """Raise for the first x that shares a variable with y or z."""

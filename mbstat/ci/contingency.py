@@ -43,11 +43,13 @@ def chi2_sf_logsf(x, df):
     x = np.asarray(x, dtype=np.float64)
     df = np.asarray(df, dtype=np.float64)
     p = special.chdtrc(df, x)
-    if x.ndim == 1 and x.shape == df.shape:  # the engine's case: no reshaping
-        return p, log_pvalues(p, special.chdtr(df, x), df, x)
-    flat = [np.ascontiguousarray(np.broadcast_to(a, p.shape)).reshape(-1)
-            for a in (p, special.chdtr(df, x), df, x)]
-    return p, log_pvalues(*flat).reshape(p.shape)
+    if x.ndim != 1 or x.shape != df.shape:  # the engine's 1-D case needs no reshaping
+        x, df = (np.ascontiguousarray(np.broadcast_to(a, p.shape)).reshape(-1) for a in (x, df))
+    out = log_pvalues(p.reshape(-1), df, x)
+    near_one = p.reshape(-1) > 0.5  # log1p of the lower tail is exact there
+    if near_one.any():
+        out[near_one] = np.log1p(-special.chdtr(df[near_one], x[near_one]))
+    return p, out.reshape(p.shape)
 
 
 def _log_gammaincc(a, x):

@@ -120,22 +120,34 @@ def stratum_code(strata: Strata, xp, n_rows: int):
 
 def bit_statistics(dataset, xcols, yi: int, zkey: tuple):
     """G2, X2 and adjusted df of the tables X_i x Y | Z (single columns X_i, an int64
-    array) from the data's level bitmaps, or None where bitmaps do not pay (large
-    tables, many levels, no bitmaps for data this large): the CPU path for small tables."""
+    array) counted with the data's level bitmaps, or None where they do not apply
+    (more than :data:`~mbstat.ci._kernels.BIT_LEVELS` levels, tables with more cells
+    than the rows fill densely, no bitmaps for data this large).
+
+    Small tables ((|X| - 1) |Y| |Z| <= ``BIT_CELLS``) are counted by popcounts alone;
+    larger ones, in batches of ``HYBRID_MIN_BATCH`` candidates or more (its grouping of
+    the rows costs a few passes), by the hybrid kernel: popcounts for heavy (z, y)
+    cells, scattered rows for light ones.
+    """
     kernels = _kernels()
     counts = dataset.level_counts
     rxm = counts[xcols[0]] if len(xcols) == 1 else int(dataset.cardinalities[xcols].max())
     ry = counts[yi]
     strata = math.prod(counts[j] for j in zkey)
-    cells = (rxm - 1) * ry * strata
-    if cells > kernels.BIT_CELLS:
-        return None
     bits = dataset.level_bits
     if bits is None or max(rxm, ry, *(counts[j] for j in zkey)) > bits.shape[1]:
         return None
-    work = len(xcols) * (cells + ry * strata) * bits.shape[2]
-    out = kernels.bit_statistics(bits, xcols, dataset.cardinalities, yi,
-                                 np.array(zkey, dtype=np.int64), rxm, work)
+    cells = (rxm - 1) * ry * strata
+    zcols = np.array(zkey, dtype=np.int64)
+    if cells <= kernels.BIT_CELLS:
+        work = len(xcols) * (cells + ry * strata) * bits.shape[2]
+        out = kernels.bit_statistics(bits, xcols, dataset.cardinalities, yi, zcols, rxm, work)
+    elif (len(xcols) >= kernels.HYBRID_MIN_BATCH
+          and strata * rxm * ry <= min(_DENSE_FACTOR * dataset.n_rows, 2**31 - 1)):
+        out = kernels.hybrid_statistics(dataset.codes.T, bits, xcols, dataset.cardinalities, yi,
+                                        zcols, rxm)
+    else:
+        return None
     return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
 
 
