@@ -242,6 +242,20 @@ def _and_count(a, b):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _count_cell(table, xbits, mask, c, total, rx, rxm, ry):  # pragma: no cover - compiled
+    """Fill cell c = z * |Y| + y of the flat (z, x, y) table: x = 0..rx-2 by popcounts of
+    X's level bitmaps ``xbits`` against the cell's row ``mask``, the last x as the rest."""
+    s = c // ry
+    b = c - s * ry
+    rest = total
+    for a in range(rx - 1):
+        got = np.int64(_and_count(xbits[a], mask))
+        table[(s * rxm + a) * ry + b] = got
+        rest -= got
+    table[(s * rxm + rx - 1) * ry + b] = rest
+
+
+@njit(cache=True, nogil=True)
 def _bit_statistics(bits, xcols, cards, yi, zcols, rxm):  # pragma: no cover - compiled
     """Statistics of the tables X_i x Y | Z from level bitmaps: cell (z, x, y) is the
     popcount of X_x & Y_y & Z_z; the last level of X is the stratum's rest.
@@ -289,16 +303,8 @@ def _bit_statistics(bits, xcols, cards, yi, zcols, rxm):  # pragma: no cover - c
         rx = cards[col]
         table[:] = 0
         for c in range(rz * ry):
-            if ncell[c] == 0:
-                continue
-            s = c // ry
-            b = c - s * ry
-            rest = ncell[c]
-            for a in range(rx - 1):
-                got = np.int64(_and_count(bits[col, a], cell[c]))
-                table[(s * rxm + a) * ry + b] = got
-                rest -= got
-            table[(s * rxm + rx - 1) * ry + b] = rest
+            if ncell[c] > 0:
+                _count_cell(table, bits[col], cell[c], c, ncell[c], rx, rxm, ry)
         _score(table, rz, rxm, ry, out[i])
     return out
 
@@ -385,14 +391,7 @@ def _hybrid_statistics(codes, bits, xcols, cards, yi, zcols, rxm, heavy_rows):  
             table[np.uint64(light_base[jj]) + np.uint64(xc[light_rows[jj]]) * ury] += 1
         for h in range(n_heavy):
             c = heavy_cells[h]
-            s = c // ry
-            b = c - s * ry
-            rest = ncell[c]
-            for a in range(rx - 1):
-                got = np.int64(_and_count(bits[col, a], masks[h]))
-                table[(s * rxm + a) * ry + b] = got
-                rest -= got
-            table[(s * rxm + rx - 1) * ry + b] = rest
+            _count_cell(table, bits[col], masks[h], c, ncell[c], rx, rxm, ry)
         _score(table, rz, rxm, ry, out[i])
     return out
 
