@@ -18,7 +18,7 @@ __all__ = ["Backend", "gpu_available", "resolve_backend", "set_backend", "get_ba
 
 BACKENDS = ("auto", "cpu", "gpu")
 #: ``"auto"`` counts on the GPU from this many rows (measured: ``benchmarks/gpu.py``).
-AUTO_GPU_MIN_ROWS = 100_000
+AUTO_GPU_MIN_ROWS = 500_000
 _default = "auto"
 
 

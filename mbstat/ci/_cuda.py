@@ -1,10 +1,10 @@
 """CUDA counting kernels for the CuPy backend.
 
 The GPU twin of :mod:`._kernels`: one kernel fills the tables of a whole batch of
-candidates (joint codes formed on the fly, per-block histograms in shared memory
-when a table fits), a second scores every stratum of every table, and one
-reduction sums the strata. Three launches and one host copy per batch, whatever
-the number of candidates, instead of materializing int64 keys.
+candidates (stratum, joint and cell codes formed on the fly, per-block histograms in
+shared memory when a table fits), a second scores every stratum of every table, and
+one reduction sums the strata: a handful of launches and one host copy per batch,
+whatever the number of candidates, instead of materializing int64 keys.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ extern "C" __global__ void count_tables(
     const CODE_T* __restrict__ codes, const long long n,
     const long long* __restrict__ subsets, const int s,
     const long long* __restrict__ cards,
-    const int* __restrict__ base, const int ry,
+    const ZCODE_T* __restrict__ zcols, const int m, const long long* __restrict__ zcards,
+    const CODE_T* __restrict__ y, const int width, const int ry,
     unsigned int* __restrict__ counts, const int cells, const int shared)
 {
     extern __shared__ unsigned int hist[];
@@ -29,12 +30,14 @@ extern "C" __global__ void count_tables(
     }
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += stride) {
+        long long cell = 0;
+        for (int j = 0; j < m; ++j) cell = cell * zcards[j] + (long long)zcols[j * n + r];
         long long joint = 0;
         for (int j = 0; j < s; ++j) {
             const long long col = sub[j];
             joint = joint * cards[col] + (long long)codes[col * n + r];
         }
-        const long long cell = base[r] + joint * ry;
+        cell = cell * width + joint * ry + (long long)y[r];
         if (shared) atomicAdd(&hist[cell], 1u);
         else atomicAdd(&table[cell], 1u);
     }
@@ -48,31 +51,37 @@ extern "C" __global__ void count_tables(
 }
 
 extern "C" __global__ void score_strata(
-    const unsigned int* __restrict__ counts, const double* __restrict__ nxz,
-    const double* __restrict__ nyz, const long long n_strata, const int rxm, const int ry,
-    double* __restrict__ out)
+    const unsigned int* __restrict__ counts, const long long n_strata, const int rxm,
+    const int ry, double* __restrict__ out)
 {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= n_strata) return;
     const unsigned int* tab = counts + t * rxm * ry;
-    const double* row = nxz + t * rxm;
-    const double* col = nyz + t * ry;
     double nz = 0.0, g2 = 0.0, x2 = 0.0, df = 0.0, cells = 0.0;
     int rows = 0, cols = 0;
-    for (int b = 0; b < ry; ++b) { nz += col[b]; cols += col[b] > 0.0; }
+    for (int b = 0; b < ry; ++b) {
+        double col = 0.0;
+        for (int a = 0; a < rxm; ++a) col += (double)tab[a * ry + b];
+        nz += col;
+        cols += col > 0.0;
+    }
     if (nz > 0.0) {
-        for (int a = 0; a < rxm; ++a) rows += row[a] > 0.0;
-        df = (double)max(rows - 1, 0) * (double)max(cols - 1, 0);
         for (int a = 0; a < rxm; ++a) {
-            if (row[a] == 0.0) continue;
+            double row = 0.0;
+            for (int b = 0; b < ry; ++b) row += (double)tab[a * ry + b];
+            if (row == 0.0) continue;
+            ++rows;
             for (int b = 0; b < ry; ++b) {
-                if (col[b] == 0.0) continue;
-                const double e = row[a] * col[b] / nz;
+                double col = 0.0;
+                for (int a2 = 0; a2 < rxm; ++a2) col += (double)tab[a2 * ry + b];
+                if (col == 0.0) continue;
+                const double e = row * col / nz;
                 const double c = (double)tab[a * ry + b];
                 if (c > 0.0) { g2 += c * log(c / e); cells += 1.0; }
                 x2 += (c - e) * (c - e) / e;
             }
         }
+        df = (double)max(rows - 1, 0) * (double)max(cols - 1, 0);
     }
     out[4 * t] = g2; out[4 * t + 1] = x2; out[4 * t + 2] = df; out[4 * t + 3] = cells;
 }
@@ -90,14 +99,14 @@ _THREADS = 256
 _modules = {}
 
 
-def _module(dtype):
+def _module(code_dtype, z_dtype):
     import cupy
 
-    dtype = np.dtype(dtype)
-    mod = _modules.get(dtype)
+    key = (np.dtype(code_dtype), np.dtype(z_dtype))
+    mod = _modules.get(key)
     if mod is None:
-        mod = cupy.RawModule(code=_SOURCE.replace("CODE_T", _C_TYPES[dtype]))
-        _modules[dtype] = mod
+        source = _SOURCE.replace("ZCODE_T", _C_TYPES[key[1]]).replace("CODE_T", _C_TYPES[key[0]])
+        mod = _modules[key] = cupy.RawModule(code=source)
     return mod
 
 
@@ -111,25 +120,25 @@ def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
 
     Same arguments and result as :func:`mbstat.ci._kernels.subset_statistics`
     (``codes``, ``y`` and ``zcols`` are CuPy arrays): a host array (k, 4) of
-    G2, X2, adjusted df and observed cells.
+    G2, X2, adjusted df and observed cells. Cell codes are formed in the kernel
+    (z, then x, then y in mixed radix), so a batch costs five launches.
     """
     import cupy
 
     codes = cupy.ascontiguousarray(codes)
+    zcols = cupy.ascontiguousarray(zcols)
     n = codes.shape[1]
     k, s = subsets.shape
-    base = cupy.zeros(n, dtype=cupy.int32)
-    rz = 1
-    for col, card in zip(zcols, np.asarray(zcards)):
-        base = base * int(card) + col.astype(cupy.int32)
-        rz *= int(card)
-    base = base * (rxm * ry) + y.astype(cupy.int32)
+    zcards = np.asarray(zcards, dtype=np.int64)
+    rz = int(np.prod(zcards)) if len(zcards) else 1
     cells = rz * rxm * ry
-    mod = _module(codes.dtype)
+    mod = _module(codes.dtype, zcols.dtype)
     count, score = mod.get_function("count_tables"), mod.get_function("score_strata")
     shared = cells <= SHARED_CELLS
     blocks = max(1, min(-(-n // (_THREADS * ROWS_PER_THREAD)), 4096))
     cards_d = cupy.asarray(np.asarray(cards, dtype=np.int64))
+    zcards_d = cupy.asarray(zcards)
+    y = cupy.ascontiguousarray(y)
     chunk = max(1, min(65535, (1 << 27) // cells))  # at most 512 MB of counts at once
     out = []
     for start in range(0, k, chunk):
@@ -137,15 +146,13 @@ def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
         kb = block.shape[0]
         counts = cupy.zeros(kb * cells, dtype=cupy.uint32)
         count((blocks, kb), (_THREADS,),
-              (codes, np.int64(n), cupy.asarray(block), np.int32(s), cards_d, base,
-               np.int32(ry), counts, np.int32(cells), np.int32(shared)),
+              (codes, np.int64(n), cupy.asarray(block), np.int32(s), cards_d, zcols,
+               np.int32(zcols.shape[0]), zcards_d, y, np.int32(rxm * ry), np.int32(ry), counts,
+               np.int32(cells), np.int32(shared)),
               shared_mem=cells * 4 if shared else 0)
-        table = counts.reshape(kb * rz, rxm, ry)
-        nxz = table.sum(axis=2, dtype=cupy.float64)
-        nyz = table.sum(axis=1, dtype=cupy.float64)
         per_stratum = cupy.empty((kb * rz, 4), dtype=cupy.float64)
         score((-(-kb * rz // _THREADS),), (_THREADS,),
-              (counts, nxz, nyz, np.int64(kb * rz), np.int32(rxm), np.int32(ry), per_stratum))
+              (counts, np.int64(kb * rz), np.int32(rxm), np.int32(ry), per_stratum))
         out.append(per_stratum.reshape(kb, rz, 4).sum(axis=1))
     res = cupy.concatenate(out).get() if len(out) > 1 else out[0].get()
     res[:, 0] = np.maximum(2.0 * res[:, 0], 0.0)

@@ -316,8 +316,12 @@ HEAVY_ROWS_PER_WORD = 0.4
 #: saving (72 against 10 microseconds of setup, 8.5 against 15.5 per candidate, ALARM,
 #: 20,000 rows, |Z| = 3): smaller batches go to the scatter kernel.
 HYBRID_MIN_BATCH = 8
-#: Each thread repeats that grouping: a thread takes at least this many candidates.
+#: Threads repeat a kernel's setup (the hybrid's row grouping, the bitmap path's cell
+#: masks, the scatter kernel's stratum base): each thread takes at least this many
+#: candidates (on 16 cores, splitting 33 candidates 16 ways cost more than it saved).
 HYBRID_MIN_SHARE = 64
+BIT_MIN_SHARE = 8
+SCATTER_MIN_SHARE = 4
 
 
 @njit(cache=True, nogil=True)
@@ -438,7 +442,7 @@ def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
     Returns an array (k, 4): G2, X2, adjusted df, observed cells.
     """
     return _split(_subset_kernel, subsets, subsets.size * codes.shape[1], codes, cards, y,
-                  zcols, zcards, rxm, ry)
+                  zcols, zcards, rxm, ry, min_share=SCATTER_MIN_SHARE)
 
 
 def _bit_kernel(xcols, bits, *args):
@@ -462,4 +466,5 @@ def bit_statistics(bits, xcols, cards, yi, zcols, rxm, work):
     ``yi`` and ``zcols`` are column positions; ``work`` (word operations) decides
     whether threads pay. Returns an array (k, 4) like :func:`subset_statistics`.
     """
-    return _split(_bit_kernel, xcols, work // 4, bits, cards, yi, zcols, rxm)
+    return _split(_bit_kernel, xcols, work // 4, bits, cards, yi, zcols, rxm,
+                  min_share=BIT_MIN_SHARE)
