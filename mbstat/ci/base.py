@@ -416,10 +416,10 @@ class CITester:
         """Cache the tests just performed and keep the batch for the log."""
         for arr in res.values():
             arr.flags.writeable = False  # shared by the cache, the log and the batch
-        cache = self._cache
         key = self._cache_key
-        for j, xk in enumerate(todo):
-            cache[key(xk, yi, zkey)] = (res, j)
+        self._cache.update(
+            (((xk[0], yi, zkey) if xk[0] < yi else (yi, xk[0], zkey)) if len(xk) == 1
+             else key(xk, yi, zkey), (res, j)) for j, xk in enumerate(todo))
         self._log.append((todo, yi, zkey, res, phase))
         self.n_tests += len(todo)
         self.n_skipped += int(np.count_nonzero(res["skipped"]))
