@@ -259,10 +259,11 @@ class CITester:
         return self.dataset.n_rows
 
     def columns(self, idx):
-        """Device array (len(idx), n) of the codes of columns ``idx`` (compact dtype)."""
+        """Device array (len(idx), n) of the codes of columns ``idx`` (compact dtype); a
+        view for a slice, and a view (n,) of one column for an int."""
         if self._codes_t is None:
             self._codes_t = self.xp.asarray(np.ascontiguousarray(self.dataset.codes.T))
-        if isinstance(idx, slice):
+        if isinstance(idx, (slice, int)):
             return self._codes_t[idx]
         return self._codes_t[np.asarray(idx, dtype=np.intp)]
 

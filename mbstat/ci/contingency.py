@@ -103,9 +103,9 @@ class ContingencyTest(CITest):
                     return stats, rx, ry, math.prod(ds.level_counts[j] for j in z)
             strata = tester.strata(z)
             stats = subset_statistics(tester.columns(slice(None)), subsets, ds.cardinalities,
-                                      tester.columns([y])[0], ry, strata, tester.xp)
+                                      tester.columns(int(y)), ry, strata, tester.xp)
             return stats, rx, ry, strata.declared
-        yc = tester.columns([y])[0]
+        yc = tester.columns(int(y))
         strata = tester.strata(z)
         codes = tester.columns(slice(None))
         stats = {}
@@ -176,7 +176,7 @@ class PermutationTest(ContingencyTest):
         ds = tester.dataset
         strata = tester.strata(z)
         zc = stratum_code(strata, xp, tester.n)
-        yc = tester.columns([y])[0]
+        yc = tester.columns(int(y))
         ry = int(ds.cardinalities[y])
         order = xp.argsort(zc, kind="stable")
         pvalue = np.empty(len(xs))

@@ -134,16 +134,18 @@ def bit_statistics(dataset, xcols, yi: int, zkey: tuple):
     rxm = counts[xcols[0]] if len(xcols) == 1 else int(dataset.cardinalities[xcols].max())
     ry = counts[yi]
     strata = math.prod(counts[j] for j in zkey)
+    cells = (rxm - 1) * ry * strata
+    small = cells <= kernels.BIT_CELLS
+    if not small and len(xcols) < kernels.HYBRID_MIN_BATCH:
+        return None
     bits = dataset.level_bits
     if bits is None or max(rxm, ry, *(counts[j] for j in zkey)) > bits.shape[1]:
         return None
-    cells = (rxm - 1) * ry * strata
     zcols = np.array(zkey, dtype=np.int64)
-    if cells <= kernels.BIT_CELLS:
+    if small:
         work = len(xcols) * (cells + ry * strata) * bits.shape[2]
         out = kernels.bit_statistics(bits, xcols, dataset.cardinalities, yi, zcols, rxm, work)
-    elif (len(xcols) >= kernels.HYBRID_MIN_BATCH
-          and strata * rxm * ry <= min(_DENSE_FACTOR * dataset.n_rows, 2**31 - 1)):
+    elif strata * rxm * ry <= min(_DENSE_FACTOR * dataset.n_rows, 2**31 - 1):
         out = kernels.hybrid_statistics(dataset.codes.T, bits, xcols, dataset.cardinalities, yi,
                                         zcols, rxm)
     else:
