@@ -1,9 +1,16 @@
-"""Counting contingency tables in batches, on numpy or CuPy.
+"""Counting contingency tables in batches: compiled kernels, numpy or CuPy.
 
-Every table is addressed by a mixed-radix code ``((z * |X| + x) * |Y| + y)``
-in int64, offset by ``candidate * cells`` so that the tables of a whole batch
-of candidates come out of one ``bincount`` (dense) or one ``unique`` (sparse:
-observed configurations only, used when the cells outnumber the rows).
+Which path counts the tables X_i x Y | Z of a batch:
+
+* CPU, single-column candidates, small tables: popcounts of the data's level
+  bitmaps (:func:`bit_statistics`); larger tables in batches of eight or more: the
+  hybrid kernel (popcounts for heavy (z, y) cells, scattered rows for light ones);
+* CPU otherwise: the scatter kernel of :mod:`._kernels` (joint codes on the fly);
+* GPU: the CUDA kernels of :mod:`._cuda`;
+* tables with more cells than the rows fill densely: mixed-radix codes
+  ``((z * |X| + x) * |Y| + y)`` in int64, offset by ``candidate * cells``, through
+  one ``unique`` (observed configurations only) on numpy or CuPy.
+
 Nothing here loops over rows or strata in Python.
 """
 from __future__ import annotations
