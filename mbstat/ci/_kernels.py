@@ -270,14 +270,10 @@ def _count_cell(table, xbits, mask, c, total, rx, rxm, ry):  # pragma: no cover 
 
 
 @njit(cache=True, nogil=True)
-def _bit_statistics(bits, xcols, cards, yi, zcols, rxm):  # pragma: no cover - compiled
-    """Statistics of the tables X_i x Y | Z from level bitmaps: cell (z, x, y) is the
-    popcount of X_x & Y_y & Z_z; the last level of X is the stratum's rest.
-
-    The masks of the (z, y) cells are built once by ANDing bitmaps, then every
-    candidate costs (|X| - 1) * |Z| * |Y| vectorized passes over n / 64 words.
-    Returns (k, 4) like :func:`_subset_statistics`.
-    """
+def _bit_cells(bits, cards, yi, zcols):  # pragma: no cover - compiled
+    """The (z, y) cells of a query as row bitmaps, built by ANDing level bitmaps (every
+    cell "heavy", no scattered rows): the setup of :func:`_cell_statistics` for small
+    tables. Returns (ncell, heavy_cells, masks, light_rows, light_base, rz)."""
     words = bits.shape[2]
     ry = cards[yi]
     rz = 1
@@ -297,7 +293,7 @@ def _bit_statistics(bits, xcols, cards, yi, zcols, rxm):  # pragma: no cover - c
                 for w in range(words):
                     target[w] = src[w] & lvbits[w]
         filled *= card
-    cell = np.empty((rz * ry, words), np.uint64)
+    masks = np.empty((rz * ry, words), np.uint64)
     ncell = np.zeros(rz * ry, np.int64)
     for s in range(rz):
         for b in range(ry):
@@ -306,19 +302,39 @@ def _bit_statistics(bits, xcols, cards, yi, zcols, rxm):  # pragma: no cover - c
             acc = np.uint64(0)
             for w in range(words):
                 m = strata[s, w] & ybits[w]
-                cell[c, w] = m
+                masks[c, w] = m
                 acc += _popcount(m)
             ncell[c] = acc
+    heavy_cells = np.arange(rz * ry)
+    empty = np.empty(0, np.int64)
+    return ncell, heavy_cells, masks, empty, empty, rz
+
+
+@njit(cache=True, nogil=True)
+def _cell_statistics(codes, bits, xcols, cards, ry, rxm, rz, ncell, heavy_cells, masks,
+                     light_rows, light_base):  # pragma: no cover - compiled
+    """Statistics of the tables X_i x Y | Z for single columns X_i, given the query's cells.
+
+    Cell ``heavy_cells[h]`` (= z * |Y| + y) is counted by popcounts of X's level bitmaps
+    against its row bitmap ``masks[h]``, the last level of X as the cell's rest; the
+    rows ``light_rows`` of the other cells are scattered to ``light_base + x * |Y|``.
+    Returns (k, 4) like :func:`_subset_statistics`.
+    """
     k = xcols.shape[0]
     out = np.zeros((k, 4))
     table = np.zeros(rz * rxm * ry, np.int64)
+    ury = np.uint64(ry)
     for i in range(k):
         col = xcols[i]
         rx = cards[col]
+        xc = codes[col]
         table[:] = 0
-        for c in range(rz * ry):
+        for j in range(light_rows.shape[0]):
+            table[np.uint64(light_base[j]) + np.uint64(xc[light_rows[j]]) * ury] += 1
+        for h in range(heavy_cells.shape[0]):
+            c = heavy_cells[h]
             if ncell[c] > 0:
-                _count_cell(table, bits[col], cell[c], c, ncell[c], rx, rxm, ry)
+                _count_cell(table, bits[col], masks[h], c, ncell[c], rx, rxm, ry)
         _score(table, rz, rxm, ry, out[i])
     return out
 
@@ -330,26 +346,23 @@ HEAVY_ROWS_PER_WORD = 0.4
 #: saving (72 against 10 microseconds of setup, 8.5 against 15.5 per candidate, ALARM,
 #: 20,000 rows, |Z| = 3): smaller batches go to the scatter kernel.
 HYBRID_MIN_BATCH = 8
-#: Threads repeat a kernel's setup (the hybrid's row grouping, the bitmap path's cell
-#: masks, the scatter kernel's stratum base): each thread takes at least this many
-#: candidates (on 16 cores, splitting 33 candidates 16 ways cost more than it saved).
-HYBRID_MIN_SHARE = 64
-BIT_MIN_SHARE = 8
+#: Each thread takes at least this many candidates (on 16 cores, splitting 33 candidates
+#: 16 ways cost more than it saved); the scatter kernel's threads also repeat its setup.
+CELL_MIN_SHARE = 4
 SCATTER_MIN_SHARE = 4
 
 
 @njit(cache=True, nogil=True)
-def _hybrid_statistics(codes, bits, xcols, cards, yi, zcols, rxm, heavy_rows):  # pragma: no cover
-    """Statistics of the tables X_i x Y | Z for single columns X_i, mixing both counts.
+def _hybrid_cells(codes, words, cards, yi, zcols, rxm, heavy_rows):  # pragma: no cover
+    """The (z, y) cells of a query for :func:`_cell_statistics`, rows grouped once.
 
-    Rows are grouped by their (z, y) cell once per call. Heavy cells (many rows)
-    get a row bitmap and are counted by popcounts against X's level bitmaps, the
-    last level as the cell's rest; the rows of light cells are listed and
-    scattered. Skewed data (most rows in a few cells) thus costs a few popcount
-    passes plus a fraction of the rows per candidate. Returns (k, 4).
+    Heavy cells (more than ``heavy_rows`` rows per popcount word pass) get a row
+    bitmap; the rows of light cells are listed with their table offsets. Skewed
+    data (most rows in a few cells) thus costs each candidate a few popcount
+    passes plus a fraction of the rows. Returns (ncell, heavy_cells, masks,
+    light_rows, light_base, rz).
     """
     n = codes.shape[1]
-    words = bits.shape[2]
     ry = cards[yi]
     rz = 1
     cell = np.zeros(n, np.int32)
@@ -396,22 +409,7 @@ def _hybrid_statistics(codes, bits, xcols, cards, yi, zcols, rxm, heavy_rows):  
             s = c // ry
             light_base[j] = s * width + (c - s * ry)
             j += 1
-    k = xcols.shape[0]
-    out = np.zeros((k, 4))
-    table = np.zeros(rz * width, np.int64)
-    ury = np.uint64(ry)
-    for i in range(k):
-        col = xcols[i]
-        rx = cards[col]
-        xc = codes[col]
-        table[:] = 0
-        for jj in range(n_light):
-            table[np.uint64(light_base[jj]) + np.uint64(xc[light_rows[jj]]) * ury] += 1
-        for h in range(n_heavy):
-            c = heavy_cells[h]
-            _count_cell(table, bits[col], masks[h], c, ncell[c], rx, rxm, ry)
-        _score(table, rz, rxm, ry, out[i])
-    return out
+    return ncell, heavy_cells, masks, light_rows, light_base, rz
 
 
 #: Below this many row visits (candidates x rows x members) threads cost more than they save.
@@ -459,26 +457,21 @@ def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
                   zcols, zcards, rxm, ry, min_share=SCATTER_MIN_SHARE)
 
 
-def _bit_kernel(xcols, bits, *args):
-    return _bit_statistics(bits, xcols, *args)
+def _cell_kernel(xcols, *args):
+    return _cell_statistics(args[0], args[1], xcols, *args[2:])
 
 
-def _hybrid_kernel(xcols, codes, *args):
-    return _hybrid_statistics(codes, args[0], xcols, *args[1:])
-
-
-def hybrid_statistics(codes, bits, xcols, cards, yi, zcols, rxm):
-    """Statistics of the tables X_i x Y | Z for single columns X_i, heavy cells by popcounts
-    and light cells by scattering (:func:`_hybrid_statistics`). Returns (k, 4)."""
-    return _split(_hybrid_kernel, xcols, len(xcols) * codes.shape[1], codes, bits, cards, yi,
-                  zcols, rxm, HEAVY_ROWS_PER_WORD, min_share=HYBRID_MIN_SHARE)
-
-
-def bit_statistics(bits, xcols, cards, yi, zcols, rxm, work):
-    """Statistics of the tables X_i x Y | Z for single columns X_i, from level bitmaps.
-
-    ``yi`` and ``zcols`` are column positions; ``work`` (word operations) decides
-    whether threads pay. Returns an array (k, 4) like :func:`subset_statistics`.
-    """
-    return _split(_bit_kernel, xcols, work // 4, bits, cards, yi, zcols, rxm,
-                  min_share=BIT_MIN_SHARE)
+def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm, small):
+    """Statistics of the tables X_i x Y | Z for single columns X_i (an int64 array) by
+    popcounts of level bitmaps: the (z, y) cells are built once (all as bitmaps for
+    ``small`` tables, else heavy cells as bitmaps and light ones as row lists), then
+    the candidates are counted, split across threads where that pays. Returns (k, 4)."""
+    ry = int(cards[yi])
+    if small:
+        cells = _bit_cells(bits, cards, yi, zcols)
+    else:
+        cells = _hybrid_cells(codes, bits.shape[2], cards, yi, zcols, rxm, HEAVY_ROWS_PER_WORD)
+    ncell, heavy_cells, masks, light_rows, light_base, rz = cells
+    work = len(xcols) * (len(light_rows) + (rxm - 1) * len(heavy_cells) * bits.shape[2] // 4)
+    return _split(_cell_kernel, xcols, work, codes, bits, cards, ry, rxm, rz, ncell,
+                  heavy_cells, masks, light_rows, light_base, min_share=CELL_MIN_SHARE)

@@ -148,15 +148,10 @@ def bit_statistics(dataset, xcols, yi: int, zkey: tuple):
     bits = dataset.level_bits
     if bits is None or max(rxm, ry, *(counts[j] for j in zkey)) > bits.shape[1]:
         return None
-    zcols = np.array(zkey, dtype=np.int64)
-    if small:
-        work = len(xcols) * (cells + ry * strata) * bits.shape[2]
-        out = kernels.bit_statistics(bits, xcols, dataset.cardinalities, yi, zcols, rxm, work)
-    elif strata * rxm * ry <= min(_DENSE_FACTOR * dataset.n_rows, 2**31 - 1):
-        out = kernels.hybrid_statistics(dataset.codes.T, bits, xcols, dataset.cardinalities, yi,
-                                        zcols, rxm)
-    else:
+    if not small and strata * rxm * ry > min(_DENSE_FACTOR * dataset.n_rows, 2**31 - 1):
         return None
+    out = kernels.cell_statistics(dataset.codes.T, bits, xcols, dataset.cardinalities, yi,
+                                  np.array(zkey, dtype=np.int64), rxm, small)
     return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
 
 
