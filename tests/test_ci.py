@@ -60,6 +60,23 @@ def test_unconditional_equals_scipy(seed):
     assert mbstat.cond_mutual_info(df, "v0", "v1") == pytest.approx(g2 / (2 * len(df)))
 
 
+def test_g2_is_exact_near_independence():
+    """G2 ~ 1e-3 from 40,000 rows: sum c log(c / e), not c (log c - log e), keeps every digit."""
+    table = np.round(np.outer([0.2, 0.3, 0.5], [0.1, 0.2, 0.3, 0.4]) * 40000).astype(int)
+    table[0, 0] += 1
+    table[2, 3] -= 1
+    table[1, 2] += 1
+    rows = np.repeat(np.arange(3), table.sum(1))
+    cols = np.concatenate([np.repeat(np.arange(4), table[i]) for i in range(3)])
+    df = pd.DataFrame({"a": rows, "b": cols})
+    ref = stats.chi2_contingency(table, correction=False, lambda_="log-likelihood").statistic
+    assert 1e-4 < ref < 1e-2
+    assert ci_test(df, "a", "b").statistic == pytest.approx(ref, rel=1e-12)
+    assert ci_test(df.assign(c=0), "a", "b", ["c"]).statistic == pytest.approx(ref, rel=1e-12)
+    batch = ci_test_batch(df.assign(c=0, d=rows), ["a", "d"], "b", ["c"])  # bitmap path
+    np.testing.assert_allclose(batch.statistic, ref, rtol=1e-12)
+
+
 @pytest.mark.parametrize("z", [["v2"], ["v2", "v3"]])
 @pytest.mark.parametrize("seed", range(3))
 def test_conditional_equals_per_stratum_reference(z, seed):
