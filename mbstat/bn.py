@@ -164,11 +164,6 @@ class DSeparator:
             raise ValueError(f"x, y and z must be disjoint; they share {names}")
         if not xm or not ym:
             return True
-        par, ch = self._parents, self._children
-        # Nodes with a descendant in z (z included): colliders there are open.
-        anc_z = 0
-        for i in _iter_bits(zm):
-            anc_z |= self._ancestors[i]
         # Without z, x and y are d-connected iff they share an ancestor.
         if not zm:
             ax = ay = 0
@@ -177,14 +172,42 @@ class DSeparator:
             for i in _iter_bits(ym):
                 ay |= self._ancestors[i]
             return not (ax & ay)
+        return not self._reach(xm, zm, stop=ym) & ym
+
+    def connected(self, y, z=()) -> tuple:
+        """The nodes d-connected to ``y`` given ``z`` (one reachability pass).
+
+        ``x`` is d-separated from ``y`` by ``z`` exactly when no node of ``x``
+        is in the result: a whole batch of candidates costs one pass.
+
+        Returns
+        -------
+        tuple of nodes, in the DAG's order, without ``y`` and ``z``.
+        """
+        ym = self._mask(y, "y")
+        zm = self._mask(z, "z")
+        if ym & zm:
+            names = [self.nodes[i] for i in _iter_bits(ym & zm)]
+            raise ValueError(f"y and z must be disjoint; they share {names}")
+        reach = self._reach(ym, zm, stop=0) & ~ym & ~zm
+        return tuple(self.nodes[i] for i in _iter_bits(reach))
+
+    def _reach(self, start: int, zm: int, stop: int) -> int:
+        """Mask of the nodes reachable from ``start`` by active trails given ``zm`` (z
+        nodes included where a trail arrives); returns early once it meets ``stop``."""
+        par, ch = self._parents, self._children
+        # Nodes with a descendant in z (z included): colliders there are open.
+        anc_z = 0
+        for i in _iter_bits(zm):
+            anc_z |= self._ancestors[i]
         free = ~zm
         up_seen = down_seen = 0
-        up, down = xm, 0  # frontiers: arrived from a child / from a parent
+        up, down = start, 0  # frontiers: arrived from a child / from a parent
         while up or down:
             up_seen |= up
             down_seen |= down
-            if (up | down) & ym:
-                return False
+            if (up | down) & stop:
+                break
             new_up = new_down = 0
             for i in _iter_bits(up & free):  # trail may turn anywhere
                 new_up |= par[i]
@@ -195,7 +218,7 @@ class DSeparator:
                 new_up |= par[i]
             up = new_up & ~up_seen
             down = new_down & ~down_seen
-        return True
+        return up_seen | down_seen
 
 
 def _is_single(obj) -> bool:

@@ -418,6 +418,14 @@ def test_d_separation_matches_moral_graph(n, p, seed):
         x, y = set(perm[:nx]), set(perm[nx:nx + ny])
         z = set(perm[nx + ny:nx + ny + nz])
         assert dag.d_separated(x, y, z) == moral_ancestral_dsep(dag.parents, x, y, z)
+    sep = DSeparator(dag.parents)
+    for _ in range(5):  # one reachability pass answers every single-node query
+        perm = rng.permutation(nodes)
+        y, z = perm[0], set(perm[1:1 + rng.integers(0, n - 1)])
+        connected = set(sep.connected(y, z))
+        for x in set(nodes) - z - {y}:
+            assert (x not in connected) == moral_ancestral_dsep(dag.parents, {x}, {y}, z)
+        assert connected.isdisjoint(z | {y})
 
 
 # ---------------------------------------------------------------------------
