@@ -41,14 +41,17 @@ def mixed_radix(cols, cards):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def log_pvalues(p, df, x):  # pragma: no cover - compiled
     """log of the chi-square p-values ``p``: log(p) down to 1e-260, below that the
-    continued fraction of Q(df/2, x/2) in log space (the caller refines p > 0.5)."""
+    continued fraction of Q(df/2, x/2) in log space. Also returns how many p exceed
+    0.5, where the caller refines log(p) as log1p(-lower tail)."""
     out = np.empty(p.shape[0])
+    high = 0
     for i in range(p.shape[0]):
         if p[i] >= 1e-260:
             out[i] = math.log(p[i])
+            high += p[i] > 0.5
         else:
             out[i] = _log_q(0.5 * df[i], 0.5 * x[i])
-    return out
+    return out, high
 
 
 @njit(cache=True, nogil=True)

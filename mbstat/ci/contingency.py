@@ -45,9 +45,9 @@ def chi2_sf_logsf(x, df):
     p = special.chdtrc(df, x)
     if x.ndim != 1 or x.shape != df.shape:  # the engine's 1-D case needs no reshaping
         x, df = (np.ascontiguousarray(np.broadcast_to(a, p.shape)).reshape(-1) for a in (x, df))
-    out = log_pvalues(p.reshape(-1), df, x)
-    near_one = p.reshape(-1) > 0.5  # log1p of the lower tail is exact there
-    if near_one.any():
+    out, high = log_pvalues(p.reshape(-1), df, x)
+    if high:  # log1p of the lower tail is exact there
+        near_one = p.reshape(-1) > 0.5
         out[near_one] = np.log1p(-special.chdtr(df[near_one], x[near_one]))
     return p, out.reshape(p.shape)
 

@@ -112,7 +112,7 @@ class Strata(NamedTuple):
 def make_strata(columns, cards, xp, n_rows: int) -> Strata:
     """Strata of the conditioning columns (a 2-D array (m, n), possibly m = 0)."""
     cards = np.asarray(cards, dtype=np.int64)
-    declared = float(np.prod(cards.astype(np.float64)))
+    declared = float(math.prod(cards.tolist()))  # exact Python ints: no overflow
     if declared > n_rows:
         code, card = joint_code(list(columns), cards, xp, n_rows)
         return Strata(code[None, :], np.array([card], dtype=np.int64), card, declared)
