@@ -330,7 +330,7 @@ def _cell_statistics(codes, bits, xcols, cards, ry, rxm, rz, ncell, heavy_cells,
 
 #: A (z, y) cell is counted by popcounts when it holds more than this many rows per
 #: popcount pass ((|X| - 1) passes of n / 64 words); lighter cells by scattering their rows.
-HEAVY_ROWS_PER_WORD = 0.4
+HEAVY_ROWS_PER_WORD = 0.2
 #: The hybrid kernel's row grouping costs about as much as 8 candidates' scattering
 #: saving (72 against 10 microseconds of setup, 8.5 against 15.5 per candidate, ALARM,
 #: 20,000 rows, |Z| = 3): smaller batches go to the scatter kernel.
