@@ -106,6 +106,13 @@ class CIResult:
         return "\n".join(lines) + "\n"
 
 
+def _result_at(i, statistic, df, pvalue, log_pvalue, mi, skipped, **labels) -> CIResult:
+    """The :class:`CIResult` of entry ``i`` of a batch's arrays."""
+    return CIResult(statistic=float(statistic[i]), df=float(df[i]), pvalue=float(pvalue[i]),
+                    log_pvalue=float(log_pvalue[i]), mi=float(mi[i]), skipped=bool(skipped[i]),
+                    **labels)
+
+
 @dataclass(frozen=True)
 class CIBatch:
     """Results of many x tested against one y given one z, as arrays."""
@@ -135,22 +142,11 @@ class CIBatch:
         return len(self.keys)
 
     def __getitem__(self, i: int) -> CIResult:
-        return CIResult(
-            statistic=float(self.statistic[i]),
-            df=float(self.df[i]),
-            pvalue=float(self.pvalue[i]),
-            log_pvalue=float(self.log_pvalue[i]),
-            mi=float(self.mi[i]),
-            test=self.test,
-            n=self.n,
-            x=tuple(self.names[j] for j in self.keys[i]),
-            y=self.y,
-            z=self.z,
-            alpha=self.alpha,
-            skipped=bool(self.skipped[i]),
-            method=self.method,
-            statistic_name=self.statistic_name,
-        )
+        return _result_at(i, self.statistic, self.df, self.pvalue, self.log_pvalue, self.mi,
+                          self.skipped, test=self.test, n=self.n,
+                          x=tuple(self.names[j] for j in self.keys[i]), y=self.y, z=self.z,
+                          alpha=self.alpha, method=self.method,
+                          statistic_name=self.statistic_name)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -302,22 +298,11 @@ class CITester:
         """Test x (a variable or a set of variables) against y given z."""
         xkeys, yi, zkey, out = self._answer([x], y, z, phase)
         names = self.dataset.names
-        return CIResult(
-            statistic=float(out["statistic"][0]),
-            df=float(out["df"][0]),
-            pvalue=float(out["pvalue"][0]),
-            log_pvalue=float(out["log_pvalue"][0]),
-            mi=float(out["mi"][0]),
-            test=self.test_name,
-            n=self.n,
-            x=tuple(names[j] for j in xkeys[0]),
-            y=names[yi],
-            z=tuple(names[j] for j in zkey),
-            alpha=self.alpha,
-            skipped=bool(out["skipped"][0]),
-            method=self.test_obj.method,
-            statistic_name=self.test_obj.statistic_name,
-        )
+        return _result_at(0, **out, test=self.test_name, n=self.n,
+                          x=tuple(names[j] for j in xkeys[0]), y=names[yi],
+                          z=tuple(names[j] for j in zkey), alpha=self.alpha,
+                          method=self.test_obj.method,
+                          statistic_name=self.test_obj.statistic_name)
 
     def _xkeys(self, xs) -> list:
         """Sorted column-position tuples of the candidates (names looked up in bulk)."""
