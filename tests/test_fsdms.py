@@ -1,8 +1,4 @@
 """FSDMS and WFSDMS (Liu, Tang & Zeng 2015): Algorithms 1-3, CorrAL, results, bad input."""
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -20,7 +16,6 @@ from mbstat.datasets import make_corral  # noqa: E402
 from mbstat.dependency import dependency  # noqa: E402
 from mbstat.results.fsdms import FSDMSResult, WFSDMSResult  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 CORE = ("A0", "A1", "B0", "B1")
 
 
@@ -258,13 +253,10 @@ def test_wfsdms_corral():
     ("fsdms_corral.py", ["CorrAL-47", "FSDMS", "greedy MI", "R"]),
     ("fsdms_uci.py", ["wine", "wdbc", "SVM", "all features"]),
 ])
-def test_vignette_quick(tmp_path, name, expect):
-    out = subprocess.run([sys.executable, str(ROOT / "vignettes" / name), "--quick", "--out",
-                          str(tmp_path)], capture_output=True, text=True, timeout=120,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
-    assert out.returncode == 0, out.stderr[-2000:]
+def test_vignette_quick(tmp_path, run_vignette, name, expect):
+    out = run_vignette(name, timeout=120)
     for word in expect:
-        assert word in out.stdout
+        assert word in out
     assert list(tmp_path.glob("*.png"))
 
 

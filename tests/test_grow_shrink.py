@@ -3,10 +3,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -25,8 +21,6 @@ from mbstat.ci.exact import ExactOracle, parity_table
 from mbstat.datasets import make_parity
 from mbstat.results import MBResult
 
-ROOT = Path(__file__).resolve().parents[1]
-VIGNETTE = ROOT / "vignettes" / "grow_shrink_parity.py"
 
 
 # ---------------------------------------------------------------------------
@@ -427,12 +421,8 @@ def test_unknown_target_and_candidates():
 # ---------------------------------------------------------------------------
 
 
-def test_vignette_quick(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
-    proc = subprocess.run([sys.executable, str(VIGNETTE), "--quick", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = proc.stdout
+def test_vignette_quick(tmp_path, run_vignette):
+    out = run_vignette("grow_shrink_parity.py")
     for label in ("GS^(1)", "GS^(3)", "RGS^(3,1000)", "F1 by domain size", "F1 by noise"):
         assert label in out
     png = tmp_path / "grow_shrink_parity.png"

@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -21,8 +18,6 @@ from mbstat.ci import CITester, cond_mutual_info
 from mbstat.datasets import load_network, sample_network
 from test_iamb import _g2, oracle_dags
 
-ROOT = Path(__file__).resolve().parents[1]
-VIGNETTE = ROOT / "vignettes" / "iamb_ip_priors.py"
 LOG99 = math.log(99)
 
 # ---------------------------------------------------------------------------
@@ -274,12 +269,8 @@ def test_significance_scale_needs_a_chi_square_test_for_a_prior():
         iamb_ip(net, v, prior={other: 1}, test="oracle", scale="significance")
 
 
-def test_vignette_quick(tmp_path):
-    proc = subprocess.run([sys.executable, str(VIGNETTE), "--quick", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": ""}, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+def test_vignette_quick(tmp_path, run_vignette):
+    out = run_vignette("iamb_ip_priors.py", timeout=120)
     assert "2 TP" in out and "TPTN" in out and "TPFN" in out and "TPFP" in out
     assert "Table 1" in out
     pngs = list(tmp_path.glob("*.png"))

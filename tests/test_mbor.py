@@ -1,9 +1,6 @@
 """Tests of mbor, pc_superset, sp_superset and mb_to_pc (Rodrigues de Morais & Aussem 2008)."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -19,8 +16,6 @@ from mbstat.datasets import load_network, sample_network
 from mbstat.results import MBResult
 from test_iamb import oracle_dags
 
-ROOT = Path(__file__).resolve().parents[1]
-VIGNETTE = ROOT / "vignettes" / "iamb_mbor_networks.py"
 
 # ---------------------------------------------------------------------------
 # d-separation oracle
@@ -204,12 +199,8 @@ def test_sp_superset_rejects_another_targets_pcs(alarm):
         sp_superset(alarm, "HR", pc_superset(alarm, "CO"))
 
 
-def test_vignette_quick(tmp_path):
-    proc = subprocess.run([sys.executable, str(VIGNETTE), "--quick", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": ""}, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+def test_vignette_quick(tmp_path, run_vignette):
+    out = run_vignette("iamb_mbor_networks.py", timeout=120)
     for word in ("iamb", "inter_iamb", "mbor", "<= 4", "> 4", "F1", "FN"):
         assert word in out
     pngs = list(tmp_path.glob("*.png"))

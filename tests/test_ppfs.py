@@ -2,10 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -21,7 +17,6 @@ from mbstat.ci import CITester
 from mbstat.models import xgboost_cuda_available
 from mbstat.results.base import SelectionResult
 
-ROOT = Path(__file__).resolve().parents[1]
 SMALL_XGB = {"n_estimators": 20, "max_depth": 3}
 
 
@@ -209,13 +204,8 @@ def test_ppfs_on_the_gpu():
 
 
 # ---------------------------------------------------------------- vignette
-def test_vignette_quick(tmp_path):
-    script = ROOT / "vignettes" / "ppfs_uci.py"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
-    done = subprocess.run([sys.executable, str(script), "--quick", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = done.stdout
+def test_vignette_quick(tmp_path, run_vignette):
+    out = run_vignette("ppfs_uci.py")
     for part in ("Downstream performance", "WDBC", "Wine", "diabetes", "PPFS", "IAMB",
                  "Features kept"):
         assert part in out
