@@ -89,18 +89,26 @@ def _pc_superset(tester, target, candidates, trace):
             trace.append(("pcs", "remove", x, batch[i]))
         else:
             pcs.append(x)
-    for y in list(pcs):
-        if y not in pcs:
+    for x, y, result in _drop_separated(tester, target, pcs, (), "pcs"):
+        dsep[x] = (y,)
+        trace.append(("pcs", "remove", x, result))
+    return pcs, dsep
+
+
+def _drop_separated(tester, target, members, given, phase):
+    """For each Y still in ``members`` (in order), test every other member against the
+    target given (*given, Y) in one batch and remove the independent ones from
+    ``members`` (in place); yields (removed member, Y, its CIResult)."""
+    for y in list(members):
+        if y not in members:
             continue
-        xs = [x for x in pcs if x != y]
+        xs = [x for x in members if x != y]
         if not xs:
             break
-        batch = tester.test_many(xs, target, [y], phase="pcs")
+        batch = tester.test_many(xs, target, [*given, y], phase=phase)
         for i in np.flatnonzero(batch.independent):
-            pcs.remove(xs[i])
-            dsep[xs[i]] = (y,)
-            trace.append(("pcs", "remove", xs[i], batch[i]))
-    return pcs, dsep
+            members.remove(xs[i])
+            yield xs[i], y, batch[i]
 
 
 def _sp_superset(tester, target, candidates, pcs, dsep, trace):
@@ -117,16 +125,8 @@ def _sp_superset(tester, target, candidates, pcs, dsep, trace):
             batch = tester.test_many(ys, target, (*sep, x), phase="sps")
             sps_x += [y for y, indep in zip(ys, batch.independent) if not indep]
         sps_x = [y for y in outside if y in set(sps_x)]  # candidate order
-        for z in list(sps_x):
-            if z not in sps_x:
-                continue
-            ys = [y for y in sps_x if y != z]
-            if not ys:
-                break
-            batch = tester.test_many(ys, target, [x, z], phase="sps")
-            for i in np.flatnonzero(batch.independent):
-                sps_x.remove(ys[i])
-                pruned.setdefault(ys[i], (x, z))
+        for y, z, _ in _drop_separated(tester, target, sps_x, (x,), "sps"):
+            pruned.setdefault(y, (x, z))
         for y in sps_x:
             if y not in sps:
                 sps.append(y)
