@@ -320,6 +320,18 @@ def test_oracle_answers_d_separation():
     assert not ci_test(net, ["a", "d"], "c", ["b"], test="oracle").independent
 
 
+def test_oracles_refuse_variables_they_do_not_know():
+    from mbstat.ci.exact import ExactOracle
+
+    df = pd.DataFrame({"a": [0, 1], "b": [1, 0], "c": [0, 0]})
+    with pytest.raises(ValueError, match=r"the oracle's DAG has no nodes \['c'\]"):
+        CITester(df, "oracle", dag={"a": (), "b": ("a",)}).test("a", "c")
+    exact = ExactOracle(np.full((2, 2), 0.25), names=["a", "b"])
+    with pytest.raises(ValueError, match=r"the oracle's table has no variables \['c'\]"):
+        CITester(df, exact).test("b", "a", ["c"])
+    assert CITester(df, exact).test("a", "b").independent
+
+
 def test_power_rule_skips_and_counts():
     df = random_frame(n=40, levels=(4, 4, 4, 4))
     tester = CITester(df, "g2", min_per_cell=5)

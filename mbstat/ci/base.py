@@ -183,11 +183,18 @@ class CITest:
     statistic_name = "statistic"
     kind = "discrete"
     joint_x = True  # accepts a set of variables as x
+    unknown_message = "the oracle has no variables"  # oracles: what check() says
 
     def check(self, tester, columns) -> None:
-        """Raise when the data cannot be tested (default: discrete data)."""
+        """Raise when the data cannot be tested: continuous columns for a discrete test,
+        variables that an oracle does not know (its ``nodes``)."""
         if self.kind == "discrete":
             tester.dataset.require_discrete(columns, self.name)
+        elif self.kind == "oracle":
+            names, known = tester.dataset.names, set(self.nodes)
+            unknown = [names[j] for j in columns if names[j] not in known]
+            if unknown:
+                raise ValueError(f"{self.unknown_message} {unknown}")
 
     def batch(self, tester, xs, y, z) -> dict:
         """Test each x in ``xs`` (tuples of column positions) against y given z.
