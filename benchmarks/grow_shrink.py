@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from mbstat.algorithms.grow_shrink import gs_m, rgs
+from mbstat.bn import blanket_scores
 from mbstat.datasets import make_parity
 
 PAPER_SECONDS = {"GS^(3)": 1000.0, "RGS^(3,1000)": 10.0}
@@ -38,11 +39,6 @@ def timed(fn, repeats):
         res = fn(i)
         times.append(time.perf_counter() - start)
     return statistics.median(times), res
-
-
-def f1(selected):
-    hits = len(set(selected) & TRUTH)
-    return 0.0 if not hits else 2 * hits / (len(selected) + len(TRUTH))
 
 
 def main(argv=None):
@@ -80,8 +76,9 @@ def main(argv=None):
         target = TARGET_SECONDS.get(label)
         vs_paper = f"{paper / seconds:8.0f}x" if paper else f"{'':>9}"
         ok = ("" if target is None else ("ok" if seconds < target else "MISSED")).rjust(8)
+        f1 = blanket_scores(res.blanket, TRUTH)["F1"]
         print(f"{label:<14}{seconds:9.3f}{res.n_tests:9d}{1e6 * seconds / max(res.n_tests, 1):9.1f}"
-              f"{f1(res.blanket):6.2f}  {vs_paper}{ok}  {', '.join(res.blanket)}")
+              f"{f1:6.2f}  {vs_paper}{ok}  {', '.join(res.blanket)}")
 
     # peer: classic Grow-Shrink in pyCausalFS (one G2 test per Python call)
     try:

@@ -29,16 +29,12 @@ import pandas as pd
 
 from mbstat.algorithms.iamb import iamb
 from mbstat.algorithms.mbor import mbor
+from mbstat.bn import blanket_scores
 from mbstat.data import as_dataset
 from mbstat.datasets import load_network, sample_network
 
 BNLEARN_SECONDS, BNLEARN_TESTS = 0.3, 6500  # the figures for this machine type
 PEER_ORDER = ["LVFAILURE", "HR", "CO", "VENTLUNG", "PCWP", "INTUBATION", "SAO2", "BP"]
-
-
-def f1(found, truth) -> float:
-    hits = len(set(found) & set(truth))
-    return 0.0 if not hits else 2 * hits / (len(found) + len(truth))
 
 
 def timed(fn, repeats):
@@ -82,7 +78,8 @@ def iamb_part(args):
     seconds, results = timed(lambda: [iamb(data, v) for v in net.nodes], args.repeats)
     frame_seconds, _ = timed(lambda: [iamb(frame, v) for v in net.nodes], args.repeats)
     tests = sum(r.n_tests for r in results)
-    mean_f1 = np.mean([f1(r.blanket, net.markov_blanket(r.target)) for r in results])
+    mean_f1 = np.mean([blanket_scores(r.blanket, net.markov_blanket(r.target))["F1"]
+                       for r in results])
     print("IAMB, all 37 ALARM nodes, 20,000 rows, G2, alpha = 0.05")
     print(f"  mbstat (Dataset encoded once): {seconds:.3f} s, {tests} tests, "
           f"mean F1 {mean_f1:.3f}")
@@ -106,7 +103,8 @@ def mbor_part(args):
     for v in net.nodes:
         start = time.perf_counter()
         res = mbor(data, v, alpha=0.05)
-        ours[v] = (time.perf_counter() - start, res.n_tests, f1(res.blanket, net.markov_blanket(v)))
+        ours[v] = (time.perf_counter() - start, res.n_tests,
+                   blanket_scores(res.blanket, net.markov_blanket(v))["F1"])
     total = sum(t for t, _, _ in ours.values())
     print(f"MBOR, ALARM, {args.rows} rows, G2, alpha = 0.05")
     print(f"  mbstat, all 37 targets: {total:.2f} s ({1000 * total / 37:.1f} ms per target), "
@@ -126,7 +124,7 @@ def mbor_part(args):
         start = time.perf_counter()
         found, n_tests = peer_mbor(codes, data.names.index(v), 0.05, True)
         seconds = time.perf_counter() - start
-        peer_f1 = f1([data.names[i] for i in found], net.markov_blanket(v))
+        peer_f1 = blanket_scores([data.names[i] for i in found], net.markov_blanket(v))["F1"]
         t, n, s = ours[v]
         rows.append((v, t, seconds, seconds / t, n, n_tests, s, peer_f1))
         print(f"  {v:<12} mbstat {1000 * t:7.1f} ms  pyCausalFS {seconds:7.1f} s  "

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from mbstat.bn import (
     BayesianNetwork,
     DSeparator,
+    blanket_scores,
     d_separated,
     from_edges,
     random_dag,
@@ -554,3 +555,17 @@ def test_random_dag_properties():
         random_dag(5, edge_prob=1.5)
     with pytest.raises(ValueError, match="n_nodes must be >= 1"):
         random_dag(0)
+
+
+def test_blanket_scores():
+    s = blanket_scores(["a", "b", "x"], ("a", "b", "c", "d"))
+    assert s["precision"] == pytest.approx(2 / 3) and s["recall"] == 0.5
+    assert s["F1"] == pytest.approx(2 * 2 / (3 + 4)) and (s["FP"], s["FN"]) == (1, 2)
+    assert blanket_scores([], ["a"]) == {"precision": 1.0, "recall": 0.0, "F1": 0.0,
+                                         "FP": 0, "FN": 1}
+    assert blanket_scores([], [])["F1"] == 1.0 and blanket_scores(["a"], ["b"])["F1"] == 0.0
+    with pytest.raises(TypeError, match="found must be an iterable of nodes"):
+        blanket_scores("ab", ["a"])
+    found = ["a"]
+    blanket_scores(found, {"a"})
+    assert found == ["a"]

@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from mbstat.algorithms.grow_shrink import gs_m, rgs
+from mbstat.bn import blanket_scores
 from mbstat.datasets import make_parity
 
 TRUTH = frozenset({"X2", "X3", "X4"})
@@ -54,15 +55,6 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def f1_score(selected, truth=TRUTH) -> float:
-    """Harmonic mean of precision and recall of a selected set (0 when nothing is right)."""
-    hits = len(set(selected) & truth)
-    if not hits:
-        return 0.0
-    precision, recall = hits / len(selected), hits / len(truth)
-    return 2 * precision * recall / (precision + recall)
-
-
 def run_point(experiment, x, n_vars, noise, args, reps, code):
     """All algorithms on ``reps`` data sets of one grid point; one record per run."""
     records = []
@@ -75,9 +67,10 @@ def run_point(experiment, x, n_vars, noise, args, reps, code):
                 res = gs_m(data, "X1", m=m, alpha=args.alpha)
             else:
                 res = rgs(data, "X1", m=m, k=k, seed=rep, alpha=args.alpha)
+            seconds = time.perf_counter() - start
             records.append({"experiment": experiment, "algorithm": label, "x": x, "rep": rep,
-                            "f1": f1_score(res.blanket), "size": len(res.blanket),
-                            "tests": res.n_tests, "seconds": time.perf_counter() - start})
+                            "f1": blanket_scores(res.blanket, TRUTH)["F1"],
+                            "size": len(res.blanket), "tests": res.n_tests, "seconds": seconds})
     print(f"  {experiment} = {x:g}: done", file=sys.stderr, flush=True)
     return records
 

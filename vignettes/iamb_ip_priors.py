@@ -42,6 +42,7 @@ import pandas as pd
 
 from mbstat.algorithms.iamb import search
 from mbstat.algorithms.iamb_ip import mi_rule
+from mbstat.bn import blanket_scores
 from mbstat.ci import CITester
 from mbstat.datasets import load_network, sample_network
 
@@ -62,11 +63,6 @@ def parse_args(argv=None):
     parser.add_argument("--prior-repeats", type=int, default=None, help="priors (paper: 40)")
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args(argv)
-
-
-def f1(found, truth) -> float:
-    hits = len(set(found) & truth)
-    return 0.0 if not hits else 2 * hits / (len(found) + len(truth))
 
 
 def random_prior(kind, members, others, rng) -> dict:
@@ -129,9 +125,9 @@ def run_sample(net, truth, valid, n, seed, prior_repeats, rng) -> list:
                 memo[key] = search(tester, node, cands, "iamb", rule=rule)
             return memo[key]
 
-        base = f1(blanket({}), mb)
+        base = blanket_scores(blanket({}), mb)["F1"]
         for kind in KINDS:
-            scores = [f1(blanket(random_prior(kind, members, others, rng)), mb)
+            scores = [blanket_scores(blanket(random_prior(kind, members, others, rng)), mb)["F1"]
                       for _ in range(prior_repeats)]
             records.append({"node": node, "rows": n, "seed": seed, "kind": kind,
                             "iamb": base, "iamb_ip": float(np.mean(scores)),

@@ -31,6 +31,7 @@ import pandas as pd
 
 from mbstat.algorithms.iamb import iamb, inter_iamb
 from mbstat.algorithms.mbor import mbor
+from mbstat.bn import blanket_scores
 from mbstat.data import as_dataset
 from mbstat.datasets import load_network, sample_network
 
@@ -45,17 +46,6 @@ def parse_args(argv=None):
     parser.add_argument("--seeds", type=int, default=None, help="data sets per size (default 5)")
     parser.add_argument("--alpha", type=float, default=0.05)
     return parser.parse_args(argv)
-
-
-def scores(found, truth) -> dict:
-    """Precision, recall, F1, false positives and false negatives of one blanket."""
-    found, truth = set(found), set(truth)
-    tp = len(found & truth)
-    precision = tp / len(found) if found else 1.0
-    recall = tp / len(truth) if truth else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "F1": f1,
-            "FP": len(found - truth), "FN": len(truth - found)}
 
 
 def run(networks, sizes, seeds, alpha) -> pd.DataFrame:
@@ -77,7 +67,7 @@ def run(networks, sizes, seeds, alpha) -> pd.DataFrame:
                         records.append({"network": name, "rows": n, "seed": seed,
                                         "algorithm": label, "node": node,
                                         "mb size": "<= 4" if len(mb) <= 4 else "> 4",
-                                        **scores(found, mb)})
+                                        **blanket_scores(found, mb)})
     return pd.DataFrame.from_records(records)
 
 
