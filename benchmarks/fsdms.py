@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy.spatial.distance import cdist
 
+from _timing import timed  # benchmarks/_timing.py, beside this script
+
 from mbstat.algorithms.fsdms import fsdms
 from mbstat.backend import gpu_available
 from mbstat.datasets import load_wdbc, make_corral
@@ -81,16 +83,6 @@ def naive_fsdms(df, theta=None, alpha=1.0):
 # ---------------------------------------------------------------------------
 
 
-def timed(func, repeat):
-    """Median wall time of ``repeat`` calls and the last result."""
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = func()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
-
-
 def synthetic_numerical(n, d, seed=0):
     from sklearn.datasets import make_classification
 
@@ -129,7 +121,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         first = fsdms(df, "class", theta=theta)
         t_first = time.perf_counter() - t0
-        t_ours, res = timed(lambda: fsdms(df, "class", theta=theta), args.repeat)
+        t_ours, res = timed(lambda _: fsdms(df, "class", theta=theta), args.repeat)
         t0 = time.perf_counter()
         naive = naive_fsdms(df, theta)
         t_naive = time.perf_counter() - t0
@@ -142,9 +134,9 @@ def main(argv=None):
     print("(first call: includes loading or compiling the numba kernel)")
 
     if gpu_available():
-        t_gpu, res_gpu = timed(lambda: fsdms(wdbc, "class", theta=0.14, backend="gpu"),
+        t_gpu, res_gpu = timed(lambda _: fsdms(wdbc, "class", theta=0.14, backend="gpu"),
                                args.repeat)
-        t_cpu, res_cpu = timed(lambda: fsdms(wdbc, "class", theta=0.14, backend="cpu"),
+        t_cpu, res_cpu = timed(lambda _: fsdms(wdbc, "class", theta=0.14, backend="cpu"),
                                args.repeat)
         print(f"WDBC on {res_gpu.device}: {t_gpu:.3f} s, CPU {t_cpu:.3f} s, "
               f"ratio CPU / GPU {t_cpu / t_gpu:.2f}, same sequence: "
@@ -162,19 +154,13 @@ def main(argv=None):
     for label, make, theta, ns, n_fixed, ds, d_fixed in (
             ("numerical (theta 0.14)", synthetic_numerical, 0.14, ns_num, 500, ds_num, 20),
             ("discrete (binary)", synthetic_discrete, None, ns_dis, 1024, ds_dis, 24)):
-        rows = []
-        t_n = []
-        for n in ns:
-            df = make(n, d_fixed)
-            t, res = timed(lambda: fsdms(df, "class", theta=theta), 1)
-            t_n.append(t)
-            rows.append((f"n = {n}, d = {d_fixed}", round(t, 3), res.n_tests))
-        t_d = []
-        for d in ds:
-            df = make(n_fixed, d)
-            t, res = timed(lambda: fsdms(df, "class", theta=theta), 1)
-            t_d.append(t)
-            rows.append((f"n = {n_fixed}, d = {d}", round(t, 3), res.n_tests))
+        rows, times = [], []
+        for n, d in [(n, d_fixed) for n in ns] + [(n_fixed, d) for d in ds]:
+            df = make(n, d)
+            t, res = timed(lambda _: fsdms(df, "class", theta=theta), 1)
+            times.append(t)
+            rows.append((f"n = {n}, d = {d}", round(t, 3), res.n_tests))
+        t_n, t_d = times[:len(ns)], times[len(ns):]
         print(label)
         print(pd.DataFrame(rows, columns=["size", "seconds", "evaluations"])
               .set_index("size").to_string())

@@ -16,11 +16,11 @@ import argparse
 import cProfile
 import os
 import pstats
-import statistics
-import time
 import warnings
 
 import numpy as np
+
+from _timing import timed  # benchmarks/_timing.py, beside this script
 
 from mbstat.algorithms.grow_shrink import gs_m, rgs
 from mbstat.bn import blanket_scores
@@ -29,16 +29,6 @@ from mbstat.datasets import make_parity
 PAPER_SECONDS = {"GS^(3)": 1000.0, "RGS^(3,1000)": 10.0}
 TARGET_SECONDS = {"GS^(3)": 5.0, "RGS^(3,1000)": 1.0}
 TRUTH = {"X2", "X3", "X4"}
-
-
-def timed(fn, repeats):
-    """Median seconds of ``repeats`` calls and the last result."""
-    times, res = [], None
-    for i in range(repeats):
-        start = time.perf_counter()
-        res = fn(i)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), res
 
 
 def main(argv=None):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
@@ -27,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from _timing import timed  # benchmarks/_timing.py, beside this script
+
 from mbstat.algorithms.iamb import iamb
 from mbstat.algorithms.mbor import mbor
 from mbstat.bn import blanket_scores
@@ -35,16 +36,6 @@ from mbstat.datasets import load_network, sample_network
 
 BNLEARN_SECONDS, BNLEARN_TESTS = 0.3, 6500  # the issue's figures for this machine type
 PEER_ORDER = ["LVFAILURE", "HR", "CO", "VENTLUNG", "PCWP", "INTUBATION", "SAO2", "BP"]
-
-
-def timed(fn, repeats):
-    """Median seconds of ``repeats`` calls and the last result."""
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
 
 
 def bnlearn_seconds(frame: pd.DataFrame, repeats: int):
@@ -75,8 +66,8 @@ def iamb_part(args):
     frame = sample_network(net, 20000, seed=args.seed)
     data = as_dataset(frame)
     iamb(data, net.nodes[0])  # load the compiled kernels
-    seconds, results = timed(lambda: [iamb(data, v) for v in net.nodes], args.repeats)
-    frame_seconds, _ = timed(lambda: [iamb(frame, v) for v in net.nodes], args.repeats)
+    seconds, results = timed(lambda _: [iamb(data, v) for v in net.nodes], args.repeats)
+    frame_seconds, _ = timed(lambda _: [iamb(frame, v) for v in net.nodes], args.repeats)
     tests = sum(r.n_tests for r in results)
     mean_f1 = np.mean([blanket_scores(r.blanket, net.markov_blanket(r.target))["F1"]
                        for r in results])
