@@ -110,11 +110,6 @@ def _module(code_dtype, z_dtype):
     return mod
 
 
-def fits(n: int, cells: int) -> bool:
-    """Whether the kernels can count tables of ``cells`` cells over ``n`` rows (int32 range)."""
-    return cells < 2**31 and n < 2**32
-
-
 def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
     """Statistics of the tables X_i x y | z, X_i the joint variable of columns ``subsets[i]``.
 

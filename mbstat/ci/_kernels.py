@@ -414,27 +414,23 @@ def _threads() -> int:
         return os.cpu_count() or 1
 
 
-def _split(kernel, items, work, *args, min_share=1):
-    """Run ``kernel(items, *args)``, the batch split across a small pool of threads when
-    ``work`` (row visits) is worth it and each thread gets ``min_share`` items or more:
-    the kernels release the GIL, and plain threads (unlike numba's parallel layer) are
-    safe when the caller runs its own threads, e.g. ``blankets(n_jobs=...)``."""
+def _split(kernel, items, work, min_share=1):
+    """Run ``kernel(items)``, the batch split across a small pool of threads when ``work``
+    (row visits) is worth it and each thread gets ``min_share`` items or more: the
+    kernels release the GIL, and plain threads (unlike numba's parallel layer) are safe
+    when the caller runs its own threads, e.g. ``blankets(n_jobs=...)``."""
     global _pool
     if work < PARALLEL_MIN_WORK or items.shape[0] < 2 * min_share or _threads() < 2:
-        return kernel(items, *args)
+        return kernel(items)
     workers = min(_threads(), items.shape[0] // min_share)
     if _pool is None:
         from concurrent.futures import ThreadPoolExecutor
 
         _pool = ThreadPoolExecutor(max_workers=_threads(), thread_name_prefix="mbstat-count")
     parts = np.array_split(items, workers)
-    futures = [_pool.submit(kernel, part, *args) for part in parts[1:]]
-    first = kernel(parts[0], *args)  # the calling thread takes a share too
+    futures = [_pool.submit(kernel, part) for part in parts[1:]]
+    first = kernel(parts[0])  # the calling thread takes a share too
     return np.concatenate([first, *(f.result() for f in futures)])
-
-
-def _subset_kernel(subsets, codes, *args):
-    return _subset_statistics(codes, subsets, *args)
 
 
 def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
@@ -442,12 +438,8 @@ def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
 
     Returns an array (k, 4): G2, X2, adjusted df, observed cells.
     """
-    return _split(_subset_kernel, subsets, subsets.size * codes.shape[1], codes, cards, y,
-                  zcols, zcards, rxm, ry, min_share=SCATTER_MIN_SHARE)
-
-
-def _cell_kernel(xcols, *args):
-    return _cell_statistics(args[0], args[1], xcols, *args[2:])
+    return _split(lambda part: _subset_statistics(codes, part, cards, y, zcols, zcards, rxm, ry),
+                  subsets, subsets.size * codes.shape[1], min_share=SCATTER_MIN_SHARE)
 
 
 def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm, small):
@@ -462,5 +454,6 @@ def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm, small):
         cells = _hybrid_cells(codes, bits.shape[2], cards, yi, zcols, rxm, HEAVY_ROWS_PER_WORD)
     ncell, heavy_cells, masks, light_rows, light_base, rz = cells
     work = len(xcols) * (len(light_rows) + (rxm - 1) * len(heavy_cells) * bits.shape[2] // 4)
-    return _split(_cell_kernel, xcols, work, codes, bits, cards, ry, rxm, rz, ncell,
-                  heavy_cells, masks, light_rows, light_base, min_share=CELL_MIN_SHARE)
+    return _split(lambda part: _cell_statistics(codes, bits, part, cards, ry, rxm, rz, ncell,
+                                                heavy_cells, masks, light_rows, light_base),
+                  xcols, work, min_share=CELL_MIN_SHARE)

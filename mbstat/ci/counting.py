@@ -44,6 +44,13 @@ def _cuda():
     return kernels
 
 
+def _compiled_fits(n: int, cells: int) -> bool:
+    """Whether the compiled kernels (numba, CUDA) take tables of ``cells`` cells over ``n``
+    rows: few enough cells to count densely, within their int32 cell codes and uint32
+    counters."""
+    return cells <= _DENSE_FACTOR * n and cells < 2**31 and n < 2**32
+
+
 def _is_cupy(xp) -> bool:
     return getattr(xp, "__name__", "") == "cupy"
 
@@ -148,7 +155,7 @@ def bit_statistics(dataset, xcols, yi: int, zkey: tuple):
     bits = dataset.level_bits
     if bits is None or max(rxm, ry, *(counts[j] for j in zkey)) > bits.shape[1]:
         return None
-    if not small and strata * rxm * ry > min(_DENSE_FACTOR * dataset.n_rows, 2**31 - 1):
+    if not small and not _compiled_fits(dataset.n_rows, strata * rxm * ry):
         return None
     out = kernels.cell_statistics(dataset.codes.T, bits, xcols, dataset.cardinalities, yi,
                                   np.array(zkey, dtype=np.int64), rxm, small)
@@ -172,8 +179,7 @@ def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
     rx = member_cards[:, 0] if size == 1 else np.prod(member_cards, axis=1)
     rxm = int(rx.max())
     cells = strata.count * rxm * ry
-    if cells <= _DENSE_FACTOR * n and cells < 2**31 and (xp is np or _is_cupy(xp)
-                                                          and _cuda().fits(n, cells)):
+    if _compiled_fits(n, cells) and (xp is np or _is_cupy(xp)):
         kernels = _kernels() if xp is np else _cuda()
         out = kernels.subset_statistics(codes, subsets, cards, y, strata.cols, strata.cards,
                                         rxm, ry)
