@@ -427,6 +427,10 @@ def test_d_separation_matches_moral_graph(n, p, seed):
         for x in set(nodes) - z - {y}:
             assert (x not in connected) == moral_ancestral_dsep(dag.parents, {x}, {y}, z)
         assert connected.isdisjoint(z | {y})
+    with pytest.raises(ValueError, match="y: unknown node 'nope'"):
+        sep.connected("nope")
+    with pytest.raises(ValueError, match="y and z must be disjoint"):
+        sep.connected(nodes[0], [nodes[0]])
 
 
 # ---------------------------------------------------------------------------
