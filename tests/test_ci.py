@@ -1,5 +1,7 @@
 """The CI-test engine, checked against scipy and against references computed here."""
 import dataclasses
+import decimal
+import itertools
 import math
 
 import numpy as np
@@ -60,21 +62,37 @@ def test_unconditional_equals_scipy(seed):
     assert mbstat.cond_mutual_info(df, "v0", "v1") == pytest.approx(g2 / (2 * len(df)))
 
 
-def test_g2_is_exact_near_independence():
-    """G2 ~ 1e-3 from 40,000 rows: sum c log(c / e), not c (log c - log e), keeps every digit."""
+def test_g2_is_exact_near_independence(monkeypatch):
+    """G2 ~ 1e-3 from 40,000 rows, where the cell terms cancel: every path keeps 12 digits
+    of the exact value (50-digit decimals); scipy's xlogy(c, c / e) keeps about 9."""
     table = np.round(np.outer([0.2, 0.3, 0.5], [0.1, 0.2, 0.3, 0.4]) * 40000).astype(int)
     table[0, 0] += 1
     table[2, 3] -= 1
     table[1, 2] += 1
+    n, rows_sum, cols_sum = int(table.sum()), table.sum(1), table.sum(0)
+    with decimal.localcontext(decimal.Context(prec=50)):
+        exact = float(2 * sum(
+            decimal.Decimal(int(c)) * (decimal.Decimal(int(c) * n)
+                                       / int(rows_sum[i] * cols_sum[j])).ln()
+            for (i, j), c in np.ndenumerate(table)))
+    scipy_g2 = stats.chi2_contingency(table, correction=False,
+                                      lambda_="log-likelihood").statistic
+    assert 1e-4 < exact < 1e-2
+    assert scipy_g2 == pytest.approx(exact, rel=1e-8)
     rows = np.repeat(np.arange(3), table.sum(1))
     cols = np.concatenate([np.repeat(np.arange(4), table[i]) for i in range(3)])
     df = pd.DataFrame({"a": rows, "b": cols})
-    ref = stats.chi2_contingency(table, correction=False, lambda_="log-likelihood").statistic
-    assert 1e-4 < ref < 1e-2
-    assert ci_test(df, "a", "b").statistic == pytest.approx(ref, rel=1e-12)
-    assert ci_test(df.assign(c=0), "a", "b", ["c"]).statistic == pytest.approx(ref, rel=1e-12)
+    assert ci_test(df, "a", "b").statistic == pytest.approx(exact, rel=1e-12, abs=0)
+    assert ci_test(df.assign(c=0), "a", "b", ["c"]).statistic == pytest.approx(exact, rel=1e-12, abs=0)
     batch = ci_test_batch(df.assign(c=0, d=rows), ["a", "d"], "b", ["c"])  # bitmap path
-    np.testing.assert_allclose(batch.statistic, ref, rtol=1e-12)
+    np.testing.assert_allclose(batch.statistic, exact, rtol=1e-12)
+    monkeypatch.setattr(contingency, "bit_statistics", lambda *args: None)
+    monkeypatch.setattr(counting, "_DENSE_FACTOR", 0)  # numpy: observed cells via unique()
+    assert ci_test(df, "a", "b", backend="cpu").statistic == pytest.approx(exact, rel=1e-12, abs=0)
+    monkeypatch.setattr(counting, "_DENSE_FACTOR", 10**9)
+    tester = CITester(df)
+    monkeypatch.setattr(tester, "xp", _NumpyProxy())  # numpy: dense bincount
+    assert tester.test("a", "b").statistic == pytest.approx(exact, rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("z", [["v2"], ["v2", "v3"]])
@@ -155,8 +173,9 @@ def test_dense_sparse_and_compiled_paths_agree(z, monkeypatch):
 ])
 @pytest.mark.parametrize("n", [37, 1000, 4099])
 def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
-    """The popcount path (small tables), the hybrid kernel (all cells heavy, all light,
-    mixed) and the scatter kernel count the same tables."""
+    """The popcount path (small tables), the hybrid kernel (cells built from the bitmaps or
+    from the rows; all cells heavy, all light, mixed) and the scatter kernel count the same
+    tables."""
     from mbstat.ci import _kernels
 
     df = random_frame(n=n, seed=n, levels=levels)
@@ -167,8 +186,9 @@ def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
     others = []
     monkeypatch.setattr(_kernels, "BIT_CELLS", -1)  # the hybrid kernel for every table
     monkeypatch.setattr(_kernels, "HYBRID_MIN_BATCH", 1)
-    for heavy_rows in (0.0, 1e9, 0.4):  # every cell heavy, every cell light, mixed
-        monkeypatch.setattr(_kernels, "HEAVY_ROWS_PER_WORD", heavy_rows)
+    for setup_cells, heavy_rows in itertools.product((0, 10**9), (0.0, 1e9, 0.4)):
+        monkeypatch.setattr(_kernels, "BITMAP_SETUP_CELLS", setup_cells)  # rows, bitmaps
+        monkeypatch.setattr(_kernels, "HEAVY_ROWS_PER_WORD", heavy_rows)  # heavy, light, mixed
         others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
     monkeypatch.setattr(contingency, "bit_statistics", lambda *args: None)  # scatter kernel
     others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
@@ -243,6 +263,18 @@ def test_chi2_logsf_matches_scipy_where_scipy_is_finite():
     for df in (1, 4, 30, 200):
         expected = stats.chi2.logsf(x, df)
         np.testing.assert_allclose(chi2_logsf(x, df), expected, rtol=1e-9)
+
+
+def test_chi2_logsf_near_one_keeps_the_digits_of_the_lower_tail():
+    """Above p = 0.5, log p = log1p(-cdf): exact where log(sf) has lost digits near 1."""
+    from scipy import special
+
+    for df in (1, 3, 30, 500):
+        x = np.concatenate([[0.0, 1e-12, 1e-6], np.linspace(1e-3, 0.4, 50) * df])
+        expected = np.log1p(-special.chdtr(df, x))
+        assert np.all(special.chdtrc(df, x) > 0.5)
+        np.testing.assert_allclose(chi2_logsf(x, df), expected, rtol=1e-12, atol=1e-300)
+    assert chi2_logsf(1e-12, 3) != 0.0  # log(sf) rounds this to 0
 
 
 def test_chi2_logsf_continued_fraction_and_far_tail():

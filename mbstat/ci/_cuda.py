@@ -75,10 +75,12 @@ extern "C" __global__ void score_strata(
                 double col = 0.0;
                 for (int a2 = 0; a2 < rxm; ++a2) col += (double)tab[a2 * ry + b];
                 if (col == 0.0) continue;
-                const double e = row * col / nz;
+                // as the CPU's _score: e = m / nz, c - e = d / nz with d exact
+                const double m = row * col;
                 const double c = (double)tab[a * ry + b];
-                if (c > 0.0) { g2 += c * log(c / e); cells += 1.0; }
-                x2 += (c - e) * (c - e) / e;
+                const double d = c * nz - m;
+                if (c > 0.0) { g2 += c * log1p(d / m); cells += 1.0; }
+                x2 += d * d / (m * nz);
             }
         }
         df = (double)max(rows - 1, 0) * (double)max(cols - 1, 0);

@@ -26,6 +26,16 @@ def _popcount(typingctx, word):  # pragma: no cover - compiled
     return types.uint64(types.uint64), codegen
 
 
+@intrinsic
+def _trailing_zeros(typingctx, word):  # pragma: no cover - compiled
+    """Position of the lowest set bit of a non-zero uint64 (the CPU's tzcnt)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], context.get_constant(types.boolean, True))
+
+    return types.uint64(types.uint64), codegen
+
+
 @njit(cache=True, nogil=True)
 def mixed_radix(cols, cards):  # pragma: no cover - compiled
     """One int64 code per column of ``cols`` (m, n): sum_j cols[j] * prod(cards[j+1:])."""
@@ -40,18 +50,36 @@ def mixed_radix(cols, cards):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def log_pvalues(p, df, x):  # pragma: no cover - compiled
-    """log of the chi-square p-values ``p``: log(p) down to 1e-260, below that the
-    continued fraction of Q(df/2, x/2) in log space. Also returns how many p exceed
-    0.5, where the caller refines log(p) as log1p(-lower tail)."""
+    """log of the chi-square p-values ``p`` (statistics ``x``, degrees of freedom ``df``):
+    log1p(-P(df/2, x/2)) above 0.5 (exact near 1), log(p) down to 1e-260, below that
+    the continued fraction of Q(df/2, x/2) in log space."""
     out = np.empty(p.shape[0])
-    high = 0
     for i in range(p.shape[0]):
-        if p[i] >= 1e-260:
+        if p[i] > 0.5:
+            out[i] = math.log1p(-_lower_gamma(0.5 * df[i], 0.5 * x[i]))
+        elif p[i] >= 1e-260:
             out[i] = math.log(p[i])
-            high += p[i] > 0.5
-        else:
+        elif p[i] >= 0.0:
             out[i] = _log_q(0.5 * df[i], 0.5 * x[i])
-    return out, high
+        else:
+            out[i] = p[i]  # NaN
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _lower_gamma(ai, xi):  # pragma: no cover - compiled
+    """The regularized lower incomplete gamma P(ai, xi) by its power series, for
+    P < 0.5 (then xi < ai + 1, where the series converges fast)."""
+    if xi <= 0.0:
+        return 0.0
+    term = 1.0
+    total = 1.0
+    for k in range(1, 1001):
+        term *= xi / (ai + k)
+        total += term
+        if term < total * 1e-17:
+            break
+    return math.exp(ai * math.log(xi) - xi - math.lgamma(ai + 1.0)) * total
 
 
 @njit(cache=True, nogil=True)
@@ -89,7 +117,13 @@ def _log_q(ai, xi):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _score(table, rz, rxm, ry, out):  # pragma: no cover - compiled
-    """G2, X2, adjusted df and observed cells of one flat (rz, rxm, ry) table."""
+    """G2, X2, adjusted df and observed cells of one flat (rz, rxm, ry) table.
+
+    With m = n_x+ n_+y and the stratum's total t, a cell's expected count is m / t, so
+    log(c / e) = log1p((c t - m) / m) and (c - e)^2 / e = (c t - m)^2 / (m t), where
+    c t - m is an exact integer (as a float below 9e7 rows): no rounded expected count,
+    no cancellation near independence (more digits than scipy's xlogy(c, c / e)).
+    """
     g2 = 0.0
     x2 = 0.0
     df_adj = 0.0
@@ -118,18 +152,23 @@ def _score(table, rz, rxm, ry, out):  # pragma: no cover - compiled
             if nyz[b] > 0:
                 cols += 1
         df_adj += max(rows - 1, 0) * max(cols - 1, 0)
+        x2s = 0.0
         for a in range(rxm):
             if nxz[a] == 0:
                 continue
             for b in range(ry):
                 if nyz[b] == 0:
                     continue
-                e = nxz[a] * nyz[b] / nz
+                m = nxz[a] * nyz[b]
                 c = table[off + a * ry + b]
-                if c > 0:  # log(c / e), not log c - log e: exact near independence
-                    g2 += c * math.log(c / e)
+                if c > 0:
+                    d = np.float64(c * nz - m)
+                    g2 += c * math.log1p(d / m)
+                    x2s += d * d / m
                     cells += 1
-                x2 += (c - e) * (c - e) / e
+                else:  # (0 - m)^2 / m
+                    x2s += m
+        x2 += x2s / nz
     out[0] = max(2.0 * g2, 0.0)
     out[1] = max(x2, 0.0)
     out[2] = df_adj
@@ -259,10 +298,16 @@ def _count_cell(table, xbits, mask, c, total, rx, rxm, ry):  # pragma: no cover 
 
 
 @njit(cache=True, nogil=True)
-def _bit_cells(bits, cards, yi, zcols):  # pragma: no cover - compiled
-    """The (z, y) cells of a query as row bitmaps, built by ANDing level bitmaps (every
-    cell "heavy", no scattered rows): the setup of :func:`_cell_statistics` for small
-    tables. Returns (ncell, heavy_cells, masks, light_rows, light_base, rz)."""
+def _bitmap_cells(bits, cards, yi, zcols, rxm, limit):  # pragma: no cover - compiled
+    """The (z, y) cells of a query for :func:`_cell_statistics`, from the level bitmaps.
+
+    Each cell's row bitmap is the AND of its levels' bitmaps (strata first, in mixed
+    radix, first z slowest); cells of more than ``limit`` rows keep their bitmap
+    (heavy), the rows of the others are listed with their table offsets (light), read
+    off the bitmaps by trailing-zero counts. Cheaper than :func:`_hybrid_cells`'s pass
+    over the rows while the cells are few. Returns (ncell, heavy_cells, masks,
+    light_rows, light_base, rz).
+    """
     words = bits.shape[2]
     ry = cards[yi]
     rz = 1
@@ -271,7 +316,7 @@ def _bit_cells(bits, cards, yi, zcols):  # pragma: no cover - compiled
     strata = np.empty((rz, words), np.uint64)
     strata[0, :] = ~np.uint64(0)
     filled = 1
-    for j in range(zcols.shape[0]):  # strata codes in mixed radix, first z slowest
+    for j in range(zcols.shape[0]):
         col = zcols[j]
         card = cards[col]
         for s in range(filled - 1, -1, -1):  # descending: strata[s] is read before overwritten
@@ -282,8 +327,11 @@ def _bit_cells(bits, cards, yi, zcols):  # pragma: no cover - compiled
                 for w in range(words):
                     target[w] = src[w] & lvbits[w]
         filled *= card
-    masks = np.empty((rz * ry, words), np.uint64)
-    ncell = np.zeros(rz * ry, np.int64)
+    n_cells = rz * ry
+    cell_bits = np.empty((n_cells, words), np.uint64)
+    ncell = np.zeros(n_cells, np.int64)
+    n_heavy = 0
+    n_light = 0
     for s in range(rz):
         for b in range(ry):
             c = s * ry + b
@@ -291,12 +339,35 @@ def _bit_cells(bits, cards, yi, zcols):  # pragma: no cover - compiled
             acc = np.uint64(0)
             for w in range(words):
                 m = strata[s, w] & ybits[w]
-                masks[c, w] = m
+                cell_bits[c, w] = m
                 acc += _popcount(m)
             ncell[c] = acc
-    heavy_cells = np.arange(rz * ry)
-    empty = np.empty(0, np.int64)
-    return ncell, heavy_cells, masks, empty, empty, rz
+            if ncell[c] > limit:
+                n_heavy += 1
+            else:
+                n_light += ncell[c]
+    heavy_cells = np.empty(n_heavy, np.int64)
+    masks = np.empty((n_heavy, words), np.uint64)
+    light_rows = np.empty(n_light, np.int64)
+    light_base = np.empty(n_light, np.int64)
+    h = 0
+    j = 0
+    for c in range(n_cells):
+        if ncell[c] > limit:
+            heavy_cells[h] = c
+            masks[h] = cell_bits[c]
+            h += 1
+        elif ncell[c] > 0:
+            s = c // ry
+            base = s * rxm * ry + (c - s * ry)
+            for w in range(words):
+                m = cell_bits[c, w]
+                while m:
+                    light_rows[j] = (w << 6) + np.int64(_trailing_zeros(m))
+                    light_base[j] = base
+                    j += 1
+                    m &= m - np.uint64(1)
+    return ncell, heavy_cells, masks, light_rows, light_base, rz
 
 
 @njit(cache=True, nogil=True)
@@ -335,6 +406,9 @@ HEAVY_ROWS_PER_WORD = 0.2
 #: saving (72 against 10 microseconds of setup, 8.5 against 15.5 per candidate, ALARM,
 #: 20,000 rows, |Z| = 3): smaller batches go to the scatter kernel.
 HYBRID_MIN_BATCH = 8
+#: Queries with at most this many (z, y) cells build them from the level bitmaps (one
+#: AND pass of n / 64 words per cell), more from one pass over the rows.
+BITMAP_SETUP_CELLS = 192
 #: Each thread takes at least this many candidates (on 16 cores, splitting 33 candidates
 #: 16 ways cost more than it saved); the scatter kernel's threads also repeat its setup.
 CELL_MIN_SHARE = 4
@@ -342,11 +416,11 @@ SCATTER_MIN_SHARE = 4
 
 
 @njit(cache=True, nogil=True)
-def _hybrid_cells(codes, words, cards, yi, zcols, rxm, heavy_rows):  # pragma: no cover
+def _hybrid_cells(codes, words, cards, yi, zcols, rxm, limit):  # pragma: no cover
     """The (z, y) cells of a query for :func:`_cell_statistics`, rows grouped once.
 
-    Heavy cells (more than ``heavy_rows`` rows per popcount word pass) get a row
-    bitmap; the rows of light cells are listed with their table offsets. Skewed
+    Heavy cells (more than ``limit`` rows) get a row bitmap; the rows of light cells
+    are listed with their table offsets. Skewed
     data (most rows in a few cells) thus costs each candidate a few popcount
     passes plus a fraction of the rows. Returns (ncell, heavy_cells, masks,
     light_rows, light_base, rz).
@@ -369,7 +443,6 @@ def _hybrid_cells(codes, words, cards, yi, zcols, rxm, heavy_rows):  # pragma: n
     ncell = np.zeros(n_cells, np.int64)
     for r in range(n):
         ncell[np.uint64(cell[r])] += 1
-    limit = (rxm - 1) * words * heavy_rows
     heavy = np.full(n_cells, -1, np.int64)
     n_heavy = 0
     n_light = 0
@@ -442,18 +515,21 @@ def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
                   subsets, subsets.size * codes.shape[1], min_share=SCATTER_MIN_SHARE)
 
 
-def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm, small):
+def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm):
     """Statistics of the tables X_i x Y | Z for single columns X_i (an int64 array) by
-    popcounts of level bitmaps: the (z, y) cells are built once (all as bitmaps for
-    ``small`` tables, else heavy cells as bitmaps and light ones as row lists), then
-    the candidates are counted, split across threads where that pays. Returns (k, 4)."""
+    popcounts of level bitmaps: the query's (z, y) cells are built once (heavy ones as
+    row bitmaps, light ones as row lists; from the level bitmaps while the cells number
+    at most :data:`BITMAP_SETUP_CELLS`, else by one pass over the rows), then the
+    candidates are counted, split across threads where that pays. Returns (k, 4)."""
     ry = int(cards[yi])
-    if small:
-        cells = _bit_cells(bits, cards, yi, zcols)
+    words = bits.shape[2]
+    limit = (rxm - 1) * words * HEAVY_ROWS_PER_WORD
+    if ry * math.prod(int(cards[j]) for j in zcols) <= BITMAP_SETUP_CELLS:
+        cells = _bitmap_cells(bits, cards, yi, zcols, rxm, limit)
     else:
-        cells = _hybrid_cells(codes, bits.shape[2], cards, yi, zcols, rxm, HEAVY_ROWS_PER_WORD)
+        cells = _hybrid_cells(codes, words, cards, yi, zcols, rxm, limit)
     ncell, heavy_cells, masks, light_rows, light_base, rz = cells
-    work = len(xcols) * (len(light_rows) + (rxm - 1) * len(heavy_cells) * bits.shape[2] // 4)
+    work = len(xcols) * (len(light_rows) + (rxm - 1) * len(heavy_cells) * words // 4)
     return _split(lambda part: _cell_statistics(codes, bits, part, cards, ry, rxm, rz, ncell,
                                                 heavy_cells, masks, light_rows, light_base),
                   xcols, work, min_share=CELL_MIN_SHARE)

@@ -106,13 +106,6 @@ class CIResult:
         return "\n".join(lines) + "\n"
 
 
-def _result_at(i, statistic, df, pvalue, log_pvalue, mi, skipped, **labels) -> CIResult:
-    """The :class:`CIResult` of entry ``i`` of a batch's arrays."""
-    return CIResult(statistic=float(statistic[i]), df=float(df[i]), pvalue=float(pvalue[i]),
-                    log_pvalue=float(log_pvalue[i]), mi=float(mi[i]), skipped=bool(skipped[i]),
-                    **labels)
-
-
 @dataclass(frozen=True)
 class CIBatch:
     """Results of many x tested against one y given one z, as arrays."""
@@ -142,11 +135,12 @@ class CIBatch:
         return len(self.keys)
 
     def __getitem__(self, i: int) -> CIResult:
-        return _result_at(i, self.statistic, self.df, self.pvalue, self.log_pvalue, self.mi,
-                          self.skipped, test=self.test, n=self.n,
-                          x=tuple(self.names[j] for j in self.keys[i]), y=self.y, z=self.z,
-                          alpha=self.alpha, method=self.method,
-                          statistic_name=self.statistic_name)
+        return CIResult(statistic=float(self.statistic[i]), df=float(self.df[i]),
+                        pvalue=float(self.pvalue[i]), log_pvalue=float(self.log_pvalue[i]),
+                        mi=float(self.mi[i]), skipped=bool(self.skipped[i]), test=self.test,
+                        n=self.n, x=tuple(self.names[j] for j in self.keys[i]), y=self.y,
+                        z=self.z, alpha=self.alpha, method=self.method,
+                        statistic_name=self.statistic_name)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -303,13 +297,15 @@ class CITester:
 
     def test(self, x, y, z=(), phase: str = "") -> CIResult:
         """Test x (a variable or a set of variables) against y given z."""
-        xkeys, yi, zkey, out = self._answer([x], y, z, phase)
+        xkeys, yi, zkey, table = self._answer([x], y, z, phase)
         names = self.dataset.names
-        return _result_at(0, **out, test=self.test_name, n=self.n,
-                          x=tuple(names[j] for j in xkeys[0]), y=names[yi],
-                          z=tuple(names[j] for j in zkey), alpha=self.alpha,
-                          method=self.test_obj.method,
-                          statistic_name=self.test_obj.statistic_name)
+        statistic, df, pvalue, log_pvalue, mi, skipped = table[0].tolist()
+        return CIResult(statistic=statistic, df=df, pvalue=pvalue, log_pvalue=log_pvalue, mi=mi,
+                        skipped=skipped != 0.0, test=self.test_obj.name, n=self.dataset.n_rows,
+                        x=tuple(names[j] for j in xkeys[0]), y=names[yi],
+                        z=tuple(names[j] for j in zkey), alpha=self.alpha,
+                        method=self.test_obj.method,
+                        statistic_name=self.test_obj.statistic_name)
 
     def _xkeys(self, xs) -> list:
         """Sorted column-position tuples of the candidates (names looked up in bulk)."""
@@ -325,17 +321,11 @@ class CITester:
             return [self._xkey(x) for x in xs]
         return keys
 
-    @staticmethod
-    def _cache_key(xk, yi, zkey):
-        """Tests are symmetric in x and y: one key for both orders."""
-        if len(xk) == 1:
-            a = xk[0]
-            return (a, yi, zkey) if a < yi else (yi, a, zkey)
-        return (xk, yi, zkey)
-
     def test_many(self, xs, y, z=(), phase: str = "") -> CIBatch:
         """Test every x in ``xs`` against y given z, in one pass over the data."""
-        xkeys, yi, zkey, out = self._answer(xs, y, z, phase)
+        xkeys, yi, zkey, table = self._answer(xs, y, z, phase)
+        columns = dict(zip(_FIELDS, np.ascontiguousarray(table.T)))
+        columns["skipped"] = columns["skipped"] != 0.0
         return CIBatch(
             keys=tuple(xkeys),
             names=self.dataset.names,
@@ -346,56 +336,49 @@ class CITester:
             alpha=self.alpha,
             method=self.test_obj.method,
             statistic_name=self.test_obj.statistic_name,
-            **out,
+            **columns,
         )
 
     def _answer(self, xs, y, z, phase):
         """The results of x in ``xs`` against y given z: from the cache, else tested in one
-        batch (and logged). Returns the keys, y, z positions and a dict of arrays."""
+        batch (and logged). Returns the keys, y, z positions and a float table (k, 6) of
+        the :data:`_FIELDS` (skipped as 0/1).
+
+        The cache holds each test as a list of six Python floats, so that a batch of hits
+        and fresh results is assembled by one ``np.array`` call.
+        """
         t0 = perf_counter()
         yi = self._var(y, "y")
         zkey = tuple(sorted(self.dataset.indices(z, "z")))
         xkeys = self._xkeys(xs)
-        taken = {yi, *zkey}
         if yi in zkey:
             raise ValueError(f"y ({self.dataset.names[yi]!r}) is also in z")
-        if not taken.isdisjoint(j for xk in xkeys for j in xk):
+        members = {j for xk in xkeys for j in xk}
+        if yi in members or not members.isdisjoint(zkey):
             self._overlap(xkeys, yi, zkey)
-        todo, todo_pos, hits = [], [], {}
-        cache = self._cache
-        for i, xk in enumerate(xkeys):
-            if len(xk) == 1:  # inline _cache_key: this loop runs for every candidate
-                a = xk[0]
-                hit = cache.get((a, yi, zkey) if a < yi else (yi, a, zkey))
-            else:
-                hit = cache.get((xk, yi, zkey))
-            if hit is None:
-                todo.append(xk)
-                todo_pos.append(i)
-            else:
-                hits[i] = hit
-        self.n_cache_hits += len(hits)
-        if todo:
+        keys = [((xk[0], yi, zkey) if xk[0] < yi else (yi, xk[0], zkey)) if len(xk) == 1
+                else (xk, yi, zkey) for xk in xkeys]  # tests are symmetric in x and y
+        rows = list(map(self._cache.get, keys))
+        todo_pos = [i for i, row in enumerate(rows) if row is None]
+        self.n_cache_hits += len(rows) - len(todo_pos)
+        if todo_pos:
+            todo = [xkeys[i] for i in todo_pos]
             if self._check_needed:
                 self.test_obj.check(self, [yi, *zkey, *{j for xk in todo for j in xk}])
             res = self.test_obj.batch(self, todo, yi, zkey)
-            if res.get("skipped") is None:
-                res["skipped"] = np.zeros(len(todo), dtype=bool)
-            res = {name: np.asarray(res[name]) for name in _FIELDS}
-            self._record(todo, yi, zkey, res, phase)
-        if not hits and todo:
-            out = res
-        else:
-            out = {name: np.empty(len(xkeys), dtype=bool if name == "skipped" else float)
-                   for name in _FIELDS}
-            for i, (batch, j) in hits.items():
-                for name in _FIELDS:
-                    out[name][i] = batch[name][j]
-            if todo:
-                for name in _FIELDS:
-                    out[name][todo_pos] = res[name]
+            fresh = np.empty((len(todo), len(_FIELDS)))
+            for j, name in enumerate(_FIELDS[:-1]):
+                fresh[:, j] = res[name]
+            fresh[:, -1] = 0.0 if res.get("skipped") is None else res["skipped"]
+            self._record(todo, [keys[i] for i in todo_pos], yi, zkey, fresh, phase)
+            if len(todo_pos) == len(rows):
+                self.elapsed += perf_counter() - t0
+                return xkeys, yi, zkey, fresh
+            for i, row in zip(todo_pos, fresh.tolist()):
+                rows[i] = row
+        table = np.array(rows, dtype=np.float64).reshape(len(rows), len(_FIELDS))
         self.elapsed += perf_counter() - t0
-        return xkeys, yi, zkey, out
+        return xkeys, yi, zkey, table
 
     def _overlap(self, xkeys, yi, zkey):
         """Raise for the first x that shares a variable with y or z."""
@@ -405,17 +388,12 @@ class CITester:
                 where = "y" if yi in xk else "z"
                 raise ValueError(f"x {names} overlaps {where}; x, y and z must be disjoint")
 
-    def _record(self, todo, yi, zkey, res, phase) -> None:
+    def _record(self, todo, keys, yi, zkey, fresh, phase) -> None:
         """Cache the tests just performed and keep the batch for the log."""
-        for arr in res.values():
-            arr.flags.writeable = False  # shared by the cache, the log and the batch
-        key = self._cache_key
-        self._cache.update(
-            (((xk[0], yi, zkey) if xk[0] < yi else (yi, xk[0], zkey)) if len(xk) == 1
-             else key(xk, yi, zkey), (res, j)) for j, xk in enumerate(todo))
-        self._log.append((todo, yi, zkey, res, phase))
+        self._cache.update(zip(keys, fresh.tolist()))
+        self._log.append((todo, yi, zkey, fresh, phase))
         self.n_tests += len(todo)
-        self.n_skipped += int(np.count_nonzero(res["skipped"]))
+        self.n_skipped += int(np.count_nonzero(fresh[:, -1]))
 
     @property
     def log(self) -> pd.DataFrame:
@@ -427,8 +405,8 @@ class CITester:
             columns["x"] += [_set_label([names[c] for c in xk]) for xk in todo]
             columns["y"] += [names[yi]] * k
             columns["z"] += [", ".join(names[j] for j in zkey)] * k
-            for name in _FIELDS:
-                columns[name].append(res[name])
+            for j, name in enumerate(_FIELDS):
+                columns[name].append(res[:, j])
             columns["phase"] += [phase] * k
         for name in _FIELDS:
             parts = columns[name]

@@ -13,8 +13,8 @@ import numpy as np
 from scipy import special
 
 from .base import CITest
-from .counting import (bit_statistics, joint_code, stratum_code, subset_statistics,
-                       table_statistics)
+from .counting import (_kernels, bit_statistics, joint_code, stratum_code,
+                       subset_statistics, table_statistics)
 
 __all__ = ["chi2_logsf", "chi2_sf_logsf", "ContingencyTest", "PermutationTest"]
 
@@ -33,31 +33,23 @@ def chi2_logsf(x, df):
 def chi2_sf_logsf(x, df):
     """The chi-square p-value and its accurate natural log (see :func:`chi2_logsf`).
 
-    log p is ``log1p(-cdf)`` where p > 0.5 (exact near 1), ``log(p)`` in the
-    middle, and the continued fraction of Q(df/2, x/2) in log space where
-    p < 1e-260 (p may be 0 there). Compiled per element: the algorithms call
-    this for every batch, often of one test.
+    log p is ``log(p)`` in the middle, ``log1p(-cdf)`` where p > 0.5 (exact near 1),
+    and the continued fraction of Q(df/2, x/2) in log space where p < 1e-260 (p may
+    be 0 there). One compiled pass: the algorithms call this for every batch, often of
+    one test.
     """
-    from ._kernels import log_pvalues
-
     x = np.asarray(x, dtype=np.float64)
     df = np.asarray(df, dtype=np.float64)
     p = special.chdtrc(df, x)
     if x.ndim != 1 or x.shape != df.shape:  # the engine's 1-D case needs no reshaping
         x, df = (np.ascontiguousarray(np.broadcast_to(a, p.shape)).reshape(-1) for a in (x, df))
-    out, high = log_pvalues(p.reshape(-1), df, x)
-    if high:  # log1p of the lower tail is exact there
-        near_one = p.reshape(-1) > 0.5
-        out[near_one] = np.log1p(-special.chdtr(df[near_one], x[near_one]))
-    return p, out.reshape(p.shape)
+    return p, _kernels().log_pvalues(np.reshape(p, -1), df, x).reshape(np.shape(p))
 
 
 def _log_gammaincc(a, x):
     """log Q(a, x) for x > a + 1 by the Lentz continued fraction (compiled, per element)."""
-    from ._kernels import log_gammaincc
-
     out = np.empty(np.shape(x))
-    log_gammaincc(np.ascontiguousarray(a, dtype=np.float64).ravel(),
+    _kernels().log_gammaincc(np.ascontiguousarray(a, dtype=np.float64).ravel(),
                   np.ascontiguousarray(x, dtype=np.float64).ravel(), out.reshape(-1))
     return out
 

@@ -30,11 +30,18 @@ _CODE_LIMIT = 2**40
 _DENSE_FACTOR = 4
 
 
-def _kernels():
-    """The compiled kernels (numba is imported on first use, not with mbstat)."""
-    from . import _kernels as kernels
+_KERNELS = None
 
-    return kernels
+
+def _kernels():
+    """The compiled kernels (numba is imported on first use, not with mbstat; a global,
+    not an import statement, on every later call)."""
+    global _KERNELS
+    if _KERNELS is None:
+        from . import _kernels as kernels
+
+        _KERNELS = kernels
+    return _KERNELS
 
 
 def _cuda():
@@ -158,7 +165,7 @@ def bit_statistics(dataset, xcols, yi: int, zkey: tuple):
     if not small and not _compiled_fits(dataset.n_rows, strata * rxm * ry):
         return None
     out = kernels.cell_statistics(dataset.codes.T, bits, xcols, dataset.cardinalities, yi,
-                                  np.array(zkey, dtype=np.int64), rxm, small)
+                                  np.array(zkey, dtype=np.int64), rxm)
     return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
 
 
@@ -236,10 +243,11 @@ def _dense(keys, k, rz, rxm, ry, xp):
     nxz = counts.sum(axis=3)
     nyz = counts.sum(axis=2)
     nz = nyz.sum(axis=2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        expected = nxz[..., :, None] * nyz[..., None, :] / nz[..., None, None]
-        g2 = 2.0 * xp.where(counts > 0, counts * xp.log(counts / expected), 0.0).sum(axis=(1, 2, 3))
-        x2 = xp.where(expected > 0, (counts - expected) ** 2 / expected, 0.0).sum(axis=(1, 2, 3))
+    with np.errstate(divide="ignore", invalid="ignore"):  # as the kernels' _score
+        m = nxz[..., :, None] * nyz[..., None, :]
+        d = counts * nz[..., None, None] - m
+        g2 = 2.0 * xp.where(counts > 0, counts * xp.log1p(d / m), 0.0).sum(axis=(1, 2, 3))
+        x2 = xp.where(m > 0, d * d / (m * nz[..., None, None]), 0.0).sum(axis=(1, 2, 3))
     rows = (nxz > 0).sum(axis=2)
     cols = (nyz > 0).sum(axis=2)
     df_adj = (xp.maximum(rows - 1, 0) * xp.maximum(cols - 1, 0)).sum(axis=1)
@@ -267,10 +275,10 @@ def _sparse(keys, k, n, rz, rxm, ry, cells, xp):
     nxz = _group_sums(xz, counts, xp)
     nyz = _group_sums(yz, counts, xp)
     nz = _group_sums(stratum, counts, xp)
-    ratio = counts * nz / (nxz * nyz)
+    m = nxz * nyz
     cand = uniq // cells
-    g2 = 2.0 * xp.bincount(cand, weights=counts * xp.log(ratio), minlength=k)
-    x2 = xp.bincount(cand, weights=counts * ratio, minlength=k) - n
+    g2 = 2.0 * xp.bincount(cand, weights=counts * xp.log1p((counts * nz - m) / m), minlength=k)
+    x2 = xp.bincount(cand, weights=counts * counts * nz / m, minlength=k) - n
     # adjusted df: non-empty rows and columns per non-empty stratum
     rows_stratum = xp.unique(xz) // rxm
     cols_stratum = xp.unique(yz) // ry
