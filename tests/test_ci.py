@@ -184,8 +184,7 @@ def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
     assert counting.bit_statistics(mbstat.as_dataset(df), np.array([0]), 1, ()) is not None
     bits = ci_test_batch(df, xs, "v1", z, "g2-adf")
     others = []
-    monkeypatch.setattr(_kernels, "BIT_CELLS", -1)  # the hybrid kernel for every table
-    monkeypatch.setattr(_kernels, "HYBRID_MIN_BATCH", 1)
+    monkeypatch.setattr(_kernels, "HYBRID_MIN_BATCH", 1)  # the hybrid kernel for every table
     for setup_cells, heavy_rows in itertools.product((0, 10**9), (0.0, 1e9, 0.4)):
         monkeypatch.setattr(_kernels, "BITMAP_SETUP_CELLS", setup_cells)  # rows, bitmaps
         monkeypatch.setattr(_kernels, "HEAVY_ROWS_PER_WORD", heavy_rows)  # heavy, light, mixed
@@ -200,6 +199,27 @@ def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
                 for c in (x, "v1", *z)]
         g2 = reference(cols[0], cols[1], cols[2:], cols[0].max() + 1, cols[1].max() + 1, [])[0]
         assert stat == pytest.approx(g2, rel=1e-10, abs=1e-10)
+
+
+def test_threaded_batches_equal_one_thread(monkeypatch):
+    """Candidates split across threads (bitmap and scatter kernels) give the same numbers."""
+    from mbstat.ci import _kernels
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame(rng.integers(0, 3, (3000, 14)), columns=[f"v{i}" for i in range(14)])
+    xs = [f"v{i}" for i in range(3, 14)]
+    for z in ((), ("v2",), ("v1", "v2")):
+        serial = ci_test_batch(df, xs, "v0", z)
+        with monkeypatch.context() as m:
+            m.setattr(_kernels, "_threads", lambda: 4)
+            m.setattr(_kernels, "PARALLEL_MIN_WORK", 0)
+            m.setattr(_kernels, "CELL_MIN_SHARE", 1)
+            m.setattr(_kernels, "SCATTER_MIN_SHARE", 1)
+            threaded = ci_test_batch(df, xs, "v0", z)
+            m.setattr(contingency, "bit_statistics", lambda *args: None)
+            scattered = ci_test_batch(df, xs, "v0", z)
+        np.testing.assert_array_equal(threaded.statistic, serial.statistic)
+        np.testing.assert_allclose(scattered.statistic, serial.statistic, rtol=1e-12)
 
 
 def test_bitmaps_are_skipped_where_they_do_not_apply():

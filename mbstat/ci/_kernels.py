@@ -120,9 +120,10 @@ def _score(table, rz, rxm, ry, out):  # pragma: no cover - compiled
     """G2, X2, adjusted df and observed cells of one flat (rz, rxm, ry) table.
 
     With m = n_x+ n_+y and the stratum's total t, a cell's expected count is m / t, so
-    log(c / e) = log1p((c t - m) / m) and (c - e)^2 / e = (c t - m)^2 / (m t), where
-    c t - m is an exact integer (as a float below 9e7 rows): no rounded expected count,
-    no cancellation near independence (more digits than scipy's xlogy(c, c / e)).
+    log(c / e) = log1p((c t - m) / m) (log((c t) / m) where c / e is far from 1) and
+    (c - e)^2 / e = (c t - m)^2 / (m t), where c t - m is an exact integer (as a float
+    below 9e7 rows): no rounded expected count, no cancellation near independence
+    (more digits than scipy's xlogy(c, c / e)).
     """
     g2 = 0.0
     x2 = 0.0
@@ -163,7 +164,10 @@ def _score(table, rz, rxm, ry, out):  # pragma: no cover - compiled
                 c = table[off + a * ry + b]
                 if c > 0:
                     d = np.float64(c * nz - m)
-                    g2 += c * math.log1p(d / m)
+                    if abs(d) < 0.25 * m:  # near independence: log1p keeps every digit
+                        g2 += c * math.log1p(d / m)
+                    else:  # log is 2.5 times faster, and as exact away from 1
+                        g2 += c * math.log(np.float64(c * nz) / m)
                     x2s += d * d / m
                     cells += 1
                 else:  # (0 - m)^2 / m
@@ -254,10 +258,11 @@ def _subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):  # pra
 
 #: Columns with at most this many levels get level bitmaps (:func:`level_bits`).
 BIT_LEVELS = 16
-#: The bitmap path counts a table when (|X| - 1) * strata * |Y| is at most this: each of
-#: those cells costs one AND-popcount pass over n / 64 words, against one scattered
-#: increment per row (about 4 times slower per word than per bit-row, measured).
-BIT_CELLS = 128
+#: Batches smaller than :data:`HYBRID_MIN_BATCH` go to the bitmap kernel while their
+#: query has at most this many (z, y) cells: a cell costs about n / 64 words (1 ns each),
+#: the scatter kernel about n rows (1.25 ns each; 6 + 0.3 per cell against 25
+#: microseconds, one candidate, ALARM, 20,000 rows).
+FEW_CELLS = 64
 
 
 @njit(cache=True, nogil=True)
@@ -303,8 +308,8 @@ def _bitmap_cells(bits, cards, yi, zcols, rxm, limit):  # pragma: no cover - com
 
     Each cell's row bitmap is the AND of its levels' bitmaps (strata first, in mixed
     radix, first z slowest); cells of more than ``limit`` rows keep their bitmap
-    (heavy), the rows of the others are listed with their table offsets (light), read
-    off the bitmaps by trailing-zero counts. Cheaper than :func:`_hybrid_cells`'s pass
+    (heavy), the rows of the others are listed in row order with their table offsets
+    (light), read off the bitmaps by trailing-zero counts. Cheaper than :func:`_hybrid_cells`'s pass
     over the rows while the cells are few. Returns (ncell, heavy_cells, masks,
     light_rows, light_base, rz).
     """
@@ -350,6 +355,9 @@ def _bitmap_cells(bits, cards, yi, zcols, rxm, limit):  # pragma: no cover - com
     masks = np.empty((n_heavy, words), np.uint64)
     light_rows = np.empty(n_light, np.int64)
     light_base = np.empty(n_light, np.int64)
+    rows = np.empty(n_light, np.int64)  # light rows cell by cell, then put in row order
+    bases = np.empty(n_light, np.int64)
+    starts = np.zeros(words + 1, np.int64)  # light rows per word, then where each word starts
     h = 0
     j = 0
     for c in range(n_cells):
@@ -363,10 +371,18 @@ def _bitmap_cells(bits, cards, yi, zcols, rxm, limit):  # pragma: no cover - com
             for w in range(words):
                 m = cell_bits[c, w]
                 while m:
-                    light_rows[j] = (w << 6) + np.int64(_trailing_zeros(m))
-                    light_base[j] = base
+                    rows[j] = (w << 6) + np.int64(_trailing_zeros(m))
+                    bases[j] = base
+                    starts[w + 1] += 1
                     j += 1
                     m &= m - np.uint64(1)
+    for w in range(words):
+        starts[w + 1] += starts[w]
+    for i in range(n_light):  # row order: consecutive rows rarely hit the same counter
+        w = rows[i] >> 6
+        light_rows[starts[w]] = rows[i]
+        light_base[starts[w]] = bases[i]
+        starts[w] += 1
     return ncell, heavy_cells, masks, light_rows, light_base, rz
 
 
@@ -402,9 +418,9 @@ def _cell_statistics(codes, bits, xcols, cards, ry, rxm, rz, ncell, heavy_cells,
 #: A (z, y) cell is counted by popcounts when it holds more than this many rows per
 #: popcount pass ((|X| - 1) passes of n / 64 words); lighter cells by scattering their rows.
 HEAVY_ROWS_PER_WORD = 0.2
-#: The hybrid kernel's row grouping costs about as much as 8 candidates' scattering
-#: saving (72 against 10 microseconds of setup, 8.5 against 15.5 per candidate, ALARM,
-#: 20,000 rows, |Z| = 3): smaller batches go to the scatter kernel.
+#: Building a query's cells (20-40 microseconds from the bitmaps, 60-90 from the rows)
+#: against 6-9 microseconds per candidate counted, 14-27 scattered (ALARM, 20,000 rows,
+#: |Z| = 3): smaller batches of larger tables go to the scatter kernel.
 HYBRID_MIN_BATCH = 8
 #: Queries with at most this many (z, y) cells build them from the level bitmaps (one
 #: AND pass of n / 64 words per cell), more from one pass over the rows.
@@ -515,6 +531,24 @@ def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
                   subsets, subsets.size * codes.shape[1], min_share=SCATTER_MIN_SHARE)
 
 
+@njit(cache=True, nogil=True)
+def _query_cells(codes, bits, cards, yi, zcols, rxm, limit, from_bits):  # pragma: no cover
+    """The setup of :func:`_cell_statistics`: from the level bitmaps or from the rows."""
+    if from_bits:
+        return _bitmap_cells(bits, cards, yi, zcols, rxm, limit)
+    return _hybrid_cells(codes, bits.shape[2], cards, yi, zcols, rxm, limit)
+
+
+@njit(cache=True, nogil=True)
+def _query_statistics(codes, bits, xcols, cards, yi, zcols, rxm, limit, from_bits):
+    # pragma: no cover - compiled
+    """:func:`_cell_statistics` after its setup, in one compiled call (no threads)."""
+    ncell, heavy_cells, masks, light_rows, light_base, rz = _query_cells(
+        codes, bits, cards, yi, zcols, rxm, limit, from_bits)
+    return _cell_statistics(codes, bits, xcols, cards, cards[yi], rxm, rz, ncell, heavy_cells,
+                            masks, light_rows, light_base)
+
+
 def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm):
     """Statistics of the tables X_i x Y | Z for single columns X_i (an int64 array) by
     popcounts of level bitmaps: the query's (z, y) cells are built once (heavy ones as
@@ -524,11 +558,11 @@ def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm):
     ry = int(cards[yi])
     words = bits.shape[2]
     limit = (rxm - 1) * words * HEAVY_ROWS_PER_WORD
-    if ry * math.prod(int(cards[j]) for j in zcols) <= BITMAP_SETUP_CELLS:
-        cells = _bitmap_cells(bits, cards, yi, zcols, rxm, limit)
-    else:
-        cells = _hybrid_cells(codes, words, cards, yi, zcols, rxm, limit)
-    ncell, heavy_cells, masks, light_rows, light_base, rz = cells
+    from_bits = ry * math.prod(int(cards[j]) for j in zcols) <= BITMAP_SETUP_CELLS
+    if len(xcols) < 2 * CELL_MIN_SHARE or _threads() < 2:  # one thread: one call
+        return _query_statistics(codes, bits, xcols, cards, yi, zcols, rxm, limit, from_bits)
+    ncell, heavy_cells, masks, light_rows, light_base, rz = _query_cells(
+        codes, bits, cards, yi, zcols, rxm, limit, from_bits)
     work = len(xcols) * (len(light_rows) + (rxm - 1) * len(heavy_cells) * words // 4)
     return _split(lambda part: _cell_statistics(codes, bits, part, cards, ry, rxm, rz, ncell,
                                                 heavy_cells, masks, light_rows, light_base),

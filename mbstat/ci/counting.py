@@ -145,24 +145,22 @@ def bit_statistics(dataset, xcols, yi: int, zkey: tuple):
     (more than :data:`~mbstat.ci._kernels.BIT_LEVELS` levels, tables with more cells
     than the rows fill densely, no bitmaps for data this large).
 
-    Small tables ((|X| - 1) |Y| |Z| <= ``BIT_CELLS``) are counted by popcounts alone;
-    larger ones, in batches of ``HYBRID_MIN_BATCH`` candidates or more (its grouping of
-    the rows costs a few passes), by the hybrid kernel: popcounts for heavy (z, y)
-    cells, scattered rows for light ones.
+    Batches of ``HYBRID_MIN_BATCH`` candidates or more, and smaller ones while the
+    query has at most ``FEW_CELLS`` (z, y) cells, go to the hybrid kernel: the query's
+    cells are built once, heavy ones counted by popcounts, the rows of light ones
+    scattered. Fewer candidates of larger queries are cheaper to scatter.
     """
     kernels = _kernels()
     counts = dataset.level_counts
     rxm = counts[xcols[0]] if len(xcols) == 1 else int(dataset.cardinalities[xcols].max())
     ry = counts[yi]
     strata = math.prod(counts[j] for j in zkey)
-    cells = (rxm - 1) * ry * strata
-    small = cells <= kernels.BIT_CELLS
-    if not small and len(xcols) < kernels.HYBRID_MIN_BATCH:
+    if len(xcols) < kernels.HYBRID_MIN_BATCH and ry * strata > kernels.FEW_CELLS:
         return None
     bits = dataset.level_bits
     if bits is None or max(rxm, ry, *(counts[j] for j in zkey)) > bits.shape[1]:
         return None
-    if not small and not _compiled_fits(dataset.n_rows, strata * rxm * ry):
+    if not _compiled_fits(dataset.n_rows, strata * rxm * ry):
         return None
     out = kernels.cell_statistics(dataset.codes.T, bits, xcols, dataset.cardinalities, yi,
                                   np.array(zkey, dtype=np.int64), rxm)
