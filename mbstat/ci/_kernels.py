@@ -549,16 +549,17 @@ def _query_statistics(codes, bits, xcols, cards, yi, zcols, rxm, limit, from_bit
                             masks, light_rows, light_base)
 
 
-def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm):
+def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm, n_cells):
     """Statistics of the tables X_i x Y | Z for single columns X_i (an int64 array) by
-    popcounts of level bitmaps: the query's (z, y) cells are built once (heavy ones as
-    row bitmaps, light ones as row lists; from the level bitmaps while the cells number
-    at most :data:`BITMAP_SETUP_CELLS`, else by one pass over the rows), then the
-    candidates are counted, split across threads where that pays. Returns (k, 4)."""
+    popcounts of level bitmaps: the query's ``n_cells`` (z, y) cells are built once
+    (heavy ones as row bitmaps, light ones as row lists; from the level bitmaps while
+    they number at most :data:`BITMAP_SETUP_CELLS`, else by one pass over the rows),
+    then the candidates are counted, split across threads where that pays. Returns
+    (k, 4)."""
     ry = int(cards[yi])
     words = bits.shape[2]
     limit = (rxm - 1) * words * HEAVY_ROWS_PER_WORD
-    from_bits = ry * math.prod(int(cards[j]) for j in zcols) <= BITMAP_SETUP_CELLS
+    from_bits = n_cells <= BITMAP_SETUP_CELLS
     if len(xcols) < 2 * CELL_MIN_SHARE or _threads() < 2:  # one thread: one call
         return _query_statistics(codes, bits, xcols, cards, yi, zcols, rxm, limit, from_bits)
     ncell, heavy_cells, masks, light_rows, light_base, rz = _query_cells(

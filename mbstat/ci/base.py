@@ -302,8 +302,8 @@ class CITester:
         statistic, df, pvalue, log_pvalue, mi, skipped = table[0].tolist()
         return CIResult(statistic=statistic, df=df, pvalue=pvalue, log_pvalue=log_pvalue, mi=mi,
                         skipped=skipped != 0.0, test=self.test_obj.name, n=self.dataset.n_rows,
-                        x=tuple(names[j] for j in xkeys[0]), y=names[yi],
-                        z=tuple(names[j] for j in zkey), alpha=self.alpha,
+                        x=tuple(map(names.__getitem__, xkeys[0])), y=names[yi],
+                        z=tuple(map(names.__getitem__, zkey)), alpha=self.alpha,
                         method=self.test_obj.method,
                         statistic_name=self.test_obj.statistic_name)
 

@@ -163,7 +163,7 @@ def bit_statistics(dataset, xcols, yi: int, zkey: tuple):
     if not _compiled_fits(dataset.n_rows, strata * rxm * ry):
         return None
     out = kernels.cell_statistics(dataset.codes.T, bits, xcols, dataset.cardinalities, yi,
-                                  np.array(zkey, dtype=np.int64), rxm)
+                                  np.array(zkey, dtype=np.int64), rxm, ry * strata)
     return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
 
 
