@@ -423,6 +423,18 @@ def test_result_is_frozen_and_prints_like_htest():
     assert "alternative hypothesis: true value is greater than 0" in text
 
 
+def test_batch_arrays_are_read_only_and_match_single_tests():
+    df = random_frame()
+    tester = CITester(df)
+    first = tester.test("v2", "v1", ["v3"])  # cached, then served inside the batch
+    batch = tester.test_many(["v0", "v2"], "v1", ["v3"])
+    for name in ("statistic", "df", "pvalue", "log_pvalue", "mi", "skipped"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(batch, name)[0] = 0
+    assert batch[1] == first and tester.n_cache_hits == 1
+    assert batch[0] == tester.test("v0", "v1", ["v3"])
+
+
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [

@@ -326,6 +326,8 @@ class CITester:
         xkeys, yi, zkey, table = self._answer(xs, y, z, phase)
         columns = dict(zip(_FIELDS, np.ascontiguousarray(table.T)))
         columns["skipped"] = columns["skipped"] != 0.0
+        for arr in columns.values():
+            arr.flags.writeable = False  # results are immutable
         return CIBatch(
             keys=tuple(xkeys),
             names=self.dataset.names,
