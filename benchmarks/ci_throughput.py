@@ -4,8 +4,9 @@ Run by hand: ``python benchmarks/ci_throughput.py [--rows 20000] [--tests 300] [
 causal-learn is optional (``pip install causal-learn``); its per-test rate is measured on the
 same tests in the same run and the ratio printed. Each rate is the median of ``--repeats``
 interleaved measurements (fresh testers, kernels loaded beforehand), so that a noisy machine
-hits both sides alike; "best" is the single test's time in the fastest repeat. For reference, bnlearn's C code runs about
-16,000 to 35,000 such tests per second on this machine type.
+hits both sides alike; "best" is the single test's time in the fastest repeat. For
+reference, bnlearn's C code runs about 16,000 to 35,000 such tests per second on this
+machine type.
 """
 from __future__ import annotations
 

@@ -303,15 +303,35 @@ def _count_cell(table, xbits, mask, c, total, rx, rxm, ry):  # pragma: no cover 
 
 
 @njit(cache=True, nogil=True)
+def _classify_cells(ncell, limit):  # pragma: no cover - compiled
+    """Heavy cells (more than ``limit`` rows) of a query: each cell's index among them
+    (-1 for light cells), the heavy cells in order, and the rows of the light ones."""
+    heavy = np.full(ncell.shape[0], -1, np.int64)
+    n_heavy = 0
+    n_light = 0
+    for c in range(ncell.shape[0]):
+        if ncell[c] > limit:
+            heavy[c] = n_heavy
+            n_heavy += 1
+        else:
+            n_light += ncell[c]
+    heavy_cells = np.empty(n_heavy, np.int64)
+    for c in range(ncell.shape[0]):
+        if heavy[c] >= 0:
+            heavy_cells[heavy[c]] = c
+    return heavy, heavy_cells, n_light
+
+
+@njit(cache=True, nogil=True)
 def _bitmap_cells(bits, cards, yi, zcols, rxm, limit):  # pragma: no cover - compiled
     """The (z, y) cells of a query for :func:`_cell_statistics`, from the level bitmaps.
 
     Each cell's row bitmap is the AND of its levels' bitmaps (strata first, in mixed
     radix, first z slowest); cells of more than ``limit`` rows keep their bitmap
     (heavy), the rows of the others are listed in row order with their table offsets
-    (light), read off the bitmaps by trailing-zero counts. Cheaper than :func:`_hybrid_cells`'s pass
-    over the rows while the cells are few. Returns (ncell, heavy_cells, masks,
-    light_rows, light_base, rz).
+    (light), read off the bitmaps by trailing-zero counts. Cheaper than
+    :func:`_hybrid_cells`'s pass over the rows while the cells are few. Returns
+    (ncell, heavy_cells, masks, light_rows, light_base, rz).
     """
     words = bits.shape[2]
     ry = cards[yi]
@@ -335,8 +355,6 @@ def _bitmap_cells(bits, cards, yi, zcols, rxm, limit):  # pragma: no cover - com
     n_cells = rz * ry
     cell_bits = np.empty((n_cells, words), np.uint64)
     ncell = np.zeros(n_cells, np.int64)
-    n_heavy = 0
-    n_light = 0
     for s in range(rz):
         for b in range(ry):
             c = s * ry + b
@@ -347,24 +365,17 @@ def _bitmap_cells(bits, cards, yi, zcols, rxm, limit):  # pragma: no cover - com
                 cell_bits[c, w] = m
                 acc += _popcount(m)
             ncell[c] = acc
-            if ncell[c] > limit:
-                n_heavy += 1
-            else:
-                n_light += ncell[c]
-    heavy_cells = np.empty(n_heavy, np.int64)
-    masks = np.empty((n_heavy, words), np.uint64)
+    heavy, heavy_cells, n_light = _classify_cells(ncell, limit)
+    masks = np.empty((heavy_cells.shape[0], words), np.uint64)
     light_rows = np.empty(n_light, np.int64)
     light_base = np.empty(n_light, np.int64)
     rows = np.empty(n_light, np.int64)  # light rows cell by cell, then put in row order
     bases = np.empty(n_light, np.int64)
     starts = np.zeros(words + 1, np.int64)  # light rows per word, then where each word starts
-    h = 0
     j = 0
     for c in range(n_cells):
-        if ncell[c] > limit:
-            heavy_cells[h] = c
-            masks[h] = cell_bits[c]
-            h += 1
+        if heavy[c] >= 0:
+            masks[heavy[c]] = cell_bits[c]
         elif ncell[c] > 0:
             s = c // ry
             base = s * rxm * ry + (c - s * ry)
@@ -436,10 +447,9 @@ def _hybrid_cells(codes, words, cards, yi, zcols, rxm, limit):  # pragma: no cov
     """The (z, y) cells of a query for :func:`_cell_statistics`, rows grouped once.
 
     Heavy cells (more than ``limit`` rows) get a row bitmap; the rows of light cells
-    are listed with their table offsets. Skewed
-    data (most rows in a few cells) thus costs each candidate a few popcount
-    passes plus a fraction of the rows. Returns (ncell, heavy_cells, masks,
-    light_rows, light_base, rz).
+    are listed with their table offsets. Skewed data (most rows in a few cells) thus
+    costs each candidate a few popcount passes plus a fraction of the rows. Returns
+    (ncell, heavy_cells, masks, light_rows, light_base, rz).
     """
     n = codes.shape[1]
     ry = cards[yi]
@@ -459,20 +469,8 @@ def _hybrid_cells(codes, words, cards, yi, zcols, rxm, limit):  # pragma: no cov
     ncell = np.zeros(n_cells, np.int64)
     for r in range(n):
         ncell[np.uint64(cell[r])] += 1
-    heavy = np.full(n_cells, -1, np.int64)
-    n_heavy = 0
-    n_light = 0
-    for c in range(n_cells):
-        if ncell[c] > limit:
-            heavy[c] = n_heavy
-            n_heavy += 1
-        else:
-            n_light += ncell[c]
-    heavy_cells = np.empty(n_heavy, np.int64)
-    for c in range(n_cells):
-        if heavy[c] >= 0:
-            heavy_cells[heavy[c]] = c
-    masks = np.zeros((n_heavy, words), np.uint64)
+    heavy, heavy_cells, n_light = _classify_cells(ncell, limit)
+    masks = np.zeros((heavy_cells.shape[0], words), np.uint64)
     light_rows = np.empty(n_light, np.int64)
     light_base = np.empty(n_light, np.int64)
     width = rxm * ry
@@ -540,8 +538,8 @@ def _query_cells(codes, bits, cards, yi, zcols, rxm, limit, from_bits):  # pragm
 
 
 @njit(cache=True, nogil=True)
-def _query_statistics(codes, bits, xcols, cards, yi, zcols, rxm, limit, from_bits):
-    # pragma: no cover - compiled
+def _query_statistics(codes, bits, xcols, cards, yi, zcols, rxm, limit,
+                      from_bits):  # pragma: no cover - compiled
     """:func:`_cell_statistics` after its setup, in one compiled call (no threads)."""
     ncell, heavy_cells, masks, light_rows, light_base, rz = _query_cells(
         codes, bits, cards, yi, zcols, rxm, limit, from_bits)

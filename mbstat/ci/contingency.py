@@ -50,7 +50,7 @@ def _log_gammaincc(a, x):
     """log Q(a, x) for x > a + 1 by the Lentz continued fraction (compiled, per element)."""
     out = np.empty(np.shape(x))
     _kernels().log_gammaincc(np.ascontiguousarray(a, dtype=np.float64).ravel(),
-                  np.ascontiguousarray(x, dtype=np.float64).ravel(), out.reshape(-1))
+                             np.ascontiguousarray(x, dtype=np.float64).ravel(), out.reshape(-1))
     return out
 
 
@@ -89,7 +89,7 @@ class ContingencyTest(CITest):
         if max(map(len, xs)) == 1:  # the common case: one (k, 1) index array
             subsets = np.array(xs, dtype=np.int64)
             rx = ds.cardinalities[subsets[:, 0]].astype(np.float64)
-            if tester.xp is np:  # small tables: popcounts of level bitmaps
+            if tester.xp is np:  # popcounts of level bitmaps where they pay
                 stats = bit_statistics(ds, subsets[:, 0], y, z)
                 if stats is not None:
                     return stats, rx, ry, math.prod(ds.level_counts[j] for j in z)
