@@ -62,9 +62,9 @@ def test_unconditional_equals_scipy(seed):
     assert mbstat.cond_mutual_info(df, "v0", "v1") == pytest.approx(g2 / (2 * len(df)))
 
 
-def test_g2_is_exact_near_independence(monkeypatch):
-    """G2 ~ 1e-3 from 40,000 rows, where the cell terms cancel: every path keeps 12 digits
-    of the exact value (50-digit decimals); scipy's xlogy(c, c / e) keeps about 9."""
+def near_independent_table():
+    """A 3 x 4 table of 40,000 rows with G2 ~ 1e-3, where the cell terms cancel: the frame,
+    the table and its G2 computed exactly (50-digit decimals)."""
     table = np.round(np.outer([0.2, 0.3, 0.5], [0.1, 0.2, 0.3, 0.4]) * 40000).astype(int)
     table[0, 0] += 1
     table[2, 3] -= 1
@@ -75,13 +75,19 @@ def test_g2_is_exact_near_independence(monkeypatch):
             decimal.Decimal(int(c)) * (decimal.Decimal(int(c) * n)
                                        / int(rows_sum[i] * cols_sum[j])).ln()
             for (i, j), c in np.ndenumerate(table)))
+    rows = np.repeat(np.arange(3), table.sum(1))
+    cols = np.concatenate([np.repeat(np.arange(4), table[i]) for i in range(3)])
+    return pd.DataFrame({"a": rows, "b": cols}), table, exact
+
+
+def test_g2_is_exact_near_independence(monkeypatch):
+    """Every CPU path keeps 12 digits of the exact G2; scipy's xlogy(c, c / e) keeps about 9."""
+    df, table, exact = near_independent_table()
     scipy_g2 = stats.chi2_contingency(table, correction=False,
                                       lambda_="log-likelihood").statistic
     assert 1e-4 < exact < 1e-2
     assert scipy_g2 == pytest.approx(exact, rel=1e-8)
-    rows = np.repeat(np.arange(3), table.sum(1))
-    cols = np.concatenate([np.repeat(np.arange(4), table[i]) for i in range(3)])
-    df = pd.DataFrame({"a": rows, "b": cols})
+    rows = df["a"].to_numpy()
     assert ci_test(df, "a", "b").statistic == pytest.approx(exact, rel=1e-12, abs=0)
     conditional = ci_test(df.assign(c=0), "a", "b", ["c"]).statistic
     assert conditional == pytest.approx(exact, rel=1e-12, abs=0)
@@ -471,6 +477,14 @@ def test_backend_selection_without_gpu():
     with pytest.raises(RuntimeError):
         mbstat.set_backend("gpu")
     assert mbstat.get_backend() == "auto"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")
+def test_gpu_g2_is_exact_near_independence():
+    df, _, exact = near_independent_table()
+    batch = ci_test_batch(df.assign(c=0, d=df["a"]), ["a", "d"], "b", ["c"], backend="gpu")
+    np.testing.assert_allclose(batch.statistic, exact, rtol=1e-12)
 
 
 @pytest.mark.gpu
