@@ -78,7 +78,7 @@ class Dataset:
         n_levels = int(min(BIT_LEVELS, max(1, self.cardinalities.max(initial=1))))
         if self.n_cols * n_levels * ((self.n_rows + 63) // 64) * 8 > 256 * 2**20:
             return None
-        return level_bits(self.codes, n_levels)
+        return level_bits(self.codes, n_levels, self.cardinalities)
 
     @cached_property
     def _index(self) -> dict:
@@ -263,7 +263,7 @@ def _encode_column(name, col: pd.Series, discretize):
     """Return (codes or floats, levels, kind) for one column."""
     dtype = col.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        return col.cat.codes.to_numpy(np.int64), tuple(dtype.categories), DISCRETE
+        return col.array.codes, tuple(dtype.categories), DISCRETE  # no Series in between
     if pd.api.types.is_bool_dtype(dtype):
         return col.to_numpy(bool).astype(np.int64), (False, True), DISCRETE
     if pd.api.types.is_integer_dtype(dtype):

@@ -93,7 +93,7 @@ def test_g2_is_exact_near_independence(monkeypatch):
     assert conditional == pytest.approx(exact, rel=1e-12, abs=0)
     batch = ci_test_batch(df.assign(c=0, d=rows), ["a", "d"], "b", ["c"])  # bitmap path
     np.testing.assert_allclose(batch.statistic, exact, rtol=1e-12)
-    monkeypatch.setattr(contingency, "bit_statistics", lambda *args: None)
+    monkeypatch.setattr(contingency, "column_statistics", lambda *args: None)
     monkeypatch.setattr(counting, "_DENSE_FACTOR", 0)  # numpy: observed cells via unique()
     assert ci_test(df, "a", "b", backend="cpu").statistic == pytest.approx(exact, rel=1e-12, abs=0)
     monkeypatch.setattr(counting, "_DENSE_FACTOR", 10**9)
@@ -188,15 +188,19 @@ def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
     df = random_frame(n=n, seed=n, levels=levels)
     df["v0"] = pd.Categorical(df["v0"], categories=range(levels[0] + 1))  # an unused level
     xs = [x for x in ("v0", "v4") if x not in z]
-    assert counting.bit_statistics(mbstat.as_dataset(df), np.array([0]), 1, ()) is not None
+    calls = hybrid_calls(monkeypatch)
     bits = ci_test_batch(df, xs, "v1", z, "g2-adf")
+    assert calls or math.prod(levels[int(v[1])] for v in ("v1", *z)) > _kernels.FEW_CELLS
     others = []
     monkeypatch.setattr(_kernels, "HYBRID_MIN_BATCH", 1)  # the hybrid kernel for every table
     for setup_cells, heavy_rows in itertools.product((0, 10**9), (0.0, 1e9, 0.4)):
         monkeypatch.setattr(_kernels, "BITMAP_SETUP_CELLS", setup_cells)  # rows, bitmaps
         monkeypatch.setattr(_kernels, "HEAVY_ROWS_PER_WORD", heavy_rows)  # heavy, light, mixed
         others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
-    monkeypatch.setattr(contingency, "bit_statistics", lambda *args: None)  # scatter kernel
+    monkeypatch.setattr(_kernels, "HYBRID_MIN_BATCH", 10**9)  # scatter kernel, codes in place
+    monkeypatch.setattr(_kernels, "FEW_CELLS", -1)
+    others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
+    monkeypatch.setattr(contingency, "column_statistics", lambda *args: None)  # strata object
     others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
     for other in others:
         np.testing.assert_allclose(other.statistic, bits.statistic, rtol=1e-12, atol=1e-12)
@@ -223,18 +227,57 @@ def test_threaded_batches_equal_one_thread(monkeypatch):
             m.setattr(_kernels, "CELL_MIN_SHARE", 1)
             m.setattr(_kernels, "SCATTER_MIN_SHARE", 1)
             threaded = ci_test_batch(df, xs, "v0", z)
-            m.setattr(contingency, "bit_statistics", lambda *args: None)
+            m.setattr(_kernels, "HYBRID_MIN_BATCH", 10**9)  # the scatter kernel
+            m.setattr(_kernels, "FEW_CELLS", -1)
             scattered = ci_test_batch(df, xs, "v0", z)
         np.testing.assert_array_equal(threaded.statistic, serial.statistic)
         np.testing.assert_allclose(scattered.statistic, serial.statistic, rtol=1e-12)
 
 
-def test_bitmaps_are_skipped_where_they_do_not_apply():
+def test_bitmaps_are_skipped_where_they_do_not_apply(monkeypatch):
     df = random_frame(n=200, seed=1, levels=(3, 2, 20, 2))
     ds = mbstat.as_dataset(df)
     assert ds.level_bits.shape == (4, 16, 4)  # at most BIT_LEVELS levels, ceil(200 / 64) words
-    assert counting.bit_statistics(ds, np.array([0]), 1, (2,)) is None  # 20 levels > 16
-    assert counting.bit_statistics(ds, np.array([0]), 1, (3,)) is not None
+    calls = hybrid_calls(monkeypatch)
+    counting.column_statistics(ds, np.array([0]), 1, (2,))  # 20 levels > 16: scatter
+    assert not calls
+    counting.column_statistics(ds, np.array([0]), 1, (3,))
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 200, 1000])
+def test_level_bitmaps_mark_each_rows_level(n):
+    """Both ways of building the bitmaps (comparisons for few levels, one bit per row for
+    many) against a plain numpy reference; levels past BIT_LEVELS are left out."""
+    from mbstat.ci import _kernels
+
+    rng = np.random.default_rng(n)
+    cards = np.array([1, 2, 3, 8, 9, 16, 20])
+    codes = np.asfortranarray(np.stack([rng.integers(0, c, n) for c in cards], axis=1)
+                              .astype(np.uint8))
+    bits = _kernels.level_bits(codes, 16, cards)
+    rows = np.arange(n)
+    for c, card in enumerate(cards):
+        for level in range(16):
+            expected = np.zeros(bits.shape[2], np.uint64)
+            for r in rows[codes[:, c] == level]:
+                expected[r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+            np.testing.assert_array_equal(bits[c, level], expected, err_msg=f"{c}, {level}")
+
+
+def hybrid_calls(monkeypatch) -> list:
+    """Record the calls of the hybrid (level-bitmap) kernel."""
+    from mbstat.ci import _kernels
+
+    calls = []
+    real = _kernels.cell_statistics
+
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(_kernels, "cell_statistics", spy)
+    return calls
 
 
 class _NumpyProxy:
@@ -302,6 +345,28 @@ def test_chi2_logsf_near_one_keeps_the_digits_of_the_lower_tail():
         assert np.all(special.chdtrc(df, x) > 0.5)
         np.testing.assert_allclose(chi2_logsf(x, df), expected, rtol=1e-12, atol=1e-300)
     assert chi2_logsf(1e-12, 3) != 0.0  # log(sf) rounds this to 0
+
+
+def test_chi2_pvalues_are_scipys_chdtrc_digit_for_digit():
+    """The compiled pass calls scipy's own C chdtrc: the same p-values, to the last bit."""
+    from scipy import special
+
+    rng = np.random.default_rng(2)
+    df = np.concatenate([rng.integers(1, 400, 500).astype(float), [1.0, 2.0, 7.0, 3.0]])
+    x = np.concatenate([rng.random(500) * 800, [0.0, 1e-300, 1e5, np.nan]])
+    p, log_p = contingency.chi2_sf_logsf(x, df)
+    np.testing.assert_array_equal(p, special.chdtrc(df, x))
+    assert np.isnan(log_p[-1]) and log_p[-2] < -4e4
+    p1, log_p1 = contingency.chi2_sf_logsf(3.0, 2.0)  # scalars in, scalars out
+    assert np.ndim(p1) == 0 and p1 == special.chdtrc(2.0, 3.0) and log_p1 == -1.5
+
+
+def test_one_level_candidate_has_nothing_to_test():
+    df = random_frame(n=200, levels=(1, 3, 2))
+    for test in ("g2", "x2", "g2-adf"):
+        res = ci_test(df, "v0", "v1", ["v2"], test)
+        assert res.statistic == 0.0 and res.pvalue == 1.0 and res.log_pvalue == 0.0
+        assert res.df == (1.0 if test.endswith("adf") else 0.0)
 
 
 def test_chi2_logsf_continued_fraction_and_far_tail():

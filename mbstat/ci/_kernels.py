@@ -12,8 +12,9 @@ import os
 from functools import lru_cache
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
-from numba.extending import intrinsic
+from numba.extending import get_cython_function_address, intrinsic
 
 
 @intrinsic
@@ -48,21 +49,82 @@ def mixed_radix(cols, cards):  # pragma: no cover - compiled
     return out
 
 
+#: Address of scipy's C ``chdtrc(df, x)`` (``scipy.special.cython_special``): the compiled
+#: p-values call the very function behind ``scipy.special.chdtrc``, digit for digit.
+CHDTRC = get_cython_function_address("scipy.special.cython_special", "chdtrc")
+
+
+@intrinsic
+def _call_chdtrc(typingctx, address, df, x):  # pragma: no cover - compiled
+    """Call the Cython C function ``double chdtrc(double, double, int)`` at ``address``
+    (an argument, not a global, so that the callers stay cacheable)."""
+
+    def codegen(context, builder, signature, args):
+        double = ir.DoubleType()
+        fnty = ir.FunctionType(double, [double, double, ir.IntType(32)])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        return builder.call(fn, [args[1], args[2], ir.Constant(ir.IntType(32), 0)])
+
+    return types.float64(types.intp, types.float64, types.float64), codegen
+
+
 @njit(cache=True, nogil=True)
-def log_pvalues(p, df, x):  # pragma: no cover - compiled
-    """log of the chi-square p-values ``p`` (statistics ``x``, degrees of freedom ``df``):
-    log1p(-P(df/2, x/2)) above 0.5 (exact near 1), log(p) down to 1e-260, below that
-    the continued fraction of Q(df/2, x/2) in log space."""
-    out = np.empty(p.shape[0])
-    for i in range(p.shape[0]):
-        if p[i] > 0.5:
-            out[i] = math.log1p(-_lower_gamma(0.5 * df[i], 0.5 * x[i]))
-        elif p[i] >= 1e-260:
-            out[i] = math.log(p[i])
-        elif p[i] >= 0.0:
-            out[i] = _log_q(0.5 * df[i], 0.5 * x[i])
+def _sf_logsf(df, x, chdtrc):  # pragma: no cover - compiled
+    """The chi-square p-value and its log: log1p(-P(df/2, x/2)) above 0.5 (exact near 1),
+    log(p) down to 1e-260, below that the continued fraction of Q(df/2, x/2) in log
+    space (finite where p underflows)."""
+    p = _call_chdtrc(chdtrc, df, x)
+    if p > 0.5:
+        return p, math.log1p(-_lower_gamma(0.5 * df, 0.5 * x))
+    if p >= 1e-260:
+        return p, math.log(p)
+    if p >= 0.0:
+        return p, _log_q(0.5 * df, 0.5 * x)
+    return p, p  # NaN
+
+
+@njit(cache=True, nogil=True)
+def chi2_sf_logsf(df, x, chdtrc):  # pragma: no cover - compiled
+    """p-values and their logs of the statistics ``x`` (1-D) with ``df`` degrees of freedom."""
+    p = np.empty(x.shape[0])
+    log_p = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        p[i], log_p[i] = _sf_logsf(df[i], x[i], chdtrc)
+    return p, log_p
+
+
+@njit(cache=True, nogil=True)
+def finish_tests(stats, rx, ry, rz_declared, n, column, adjusted, min_per_cell,
+                 chdtrc):  # pragma: no cover - compiled
+    """The results (k, 6) of contingency tests from their tables' statistics ``stats``
+    (k, 4: G2, X2, adjusted df, cells): statistic (``stats[:, column]``), df, p-value,
+    log p-value, mutual information (G2 / 2n) and skipped (0/1).
+
+    df is bnlearn's (|X| - 1)(|Y| - 1) prod |Z|, or the adjusted df floored at 1; a
+    one-level X has nothing to test (df 0, p 1). With ``min_per_cell`` >= 0, tests with
+    fewer rows than that many per cell are skipped (statistic 0, p 1).
+    """
+    k = stats.shape[0]
+    out = np.empty((k, 6))
+    for i in range(k):
+        if adjusted:
+            df = max(stats[i, 2], 1.0)
         else:
-            out[i] = p[i]  # NaN
+            df = (rx[i] - 1.0) * ((ry - 1.0) * rz_declared)
+        statistic = stats[i, column]
+        if df > 0.0:
+            p, log_p = _sf_logsf(df, statistic, chdtrc)
+        else:
+            df, statistic, p, log_p = 0.0, 0.0, 1.0, 0.0
+        skipped = 0.0
+        if min_per_cell >= 0.0 and n < min_per_cell * rx[i] * ry * rz_declared:
+            statistic, p, log_p, skipped = 0.0, 1.0, 0.0, 1.0
+        out[i, 0] = statistic
+        out[i, 1] = df
+        out[i, 2] = p
+        out[i, 3] = log_p
+        out[i, 4] = stats[i, 0] / (2.0 * n)
+        out[i, 5] = skipped
     return out
 
 
@@ -207,23 +269,25 @@ def _scatter(counts, base, xcode, ry, cells, four):  # pragma: no cover - compil
 
 
 @njit(cache=True, nogil=True)
-def _subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):  # pragma: no cover
+def _subset_statistics(codes, subsets, cards, y, zsrc, zrows, zcards,
+                       rxm, ry):  # pragma: no cover - compiled
     """Statistics of the k tables X_i x y | z, X_i the joint variable of columns subsets[i].
 
     ``codes`` is the (p, n) code matrix; joint codes are formed on the fly,
-    column by column, in one scratch row. Returns (k, 4): G2, X2, adjusted
-    df, observed cells.
+    column by column, in one scratch row. The strata's columns are the rows
+    ``zrows`` of ``zsrc`` (the code matrix itself, or compressed strata codes), read
+    in place. Returns (k, 4): G2, X2, adjusted df, observed cells.
     """
     k, s = subsets.shape
     n = codes.shape[1]
-    m = zcols.shape[0]
     rz = 1
     base = np.zeros(n, np.int32)  # cells < 2**31 (the caller checks): int32 vectorizes
-    for j in range(m):  # column by column: vectorizes, no dependency chain across rows
+    for j in range(zrows.shape[0]):  # column by column: vectorizes, no chain across rows
         card = np.int32(zcards[j])
         rz *= zcards[j]
+        zcol = zsrc[zrows[j]]
         for r in range(n):
-            base[r] = base[r] * card + np.int32(zcols[j, r])
+            base[r] = base[r] * card + np.int32(zcol[r])
     width = np.int32(rxm * ry)
     for r in range(n):
         base[r] = base[r] * width + np.int32(y[r])
@@ -265,16 +329,38 @@ BIT_LEVELS = 16
 FEW_CELLS = 64
 
 
+#: Columns of at most this many levels get their bitmaps by comparisons (:func:`level_bits`).
+COMPARE_LEVELS = 8
+
+
 @njit(cache=True, nogil=True)
-def level_bits(codes, n_levels):  # pragma: no cover - compiled
+def level_bits(codes, n_levels, cards):  # pragma: no cover - compiled
     """Bitmaps (p, n_levels, ceil(n / 64)) of each column's levels: bit r of row a is set
-    where row r has level a (levels >= n_levels are left out)."""
+    where row r has level a (levels >= n_levels are left out).
+
+    A column of few levels (``cards``) is compared with each level, 64 rows to a word
+    (branch-free, vectorized: 3x faster than setting bits row by row at 4 levels);
+    one of many levels sets each row's bit.
+    """
     n, p = codes.shape
     words = (n + 63) >> 6
+    full = n >> 6
     bits = np.zeros((p, n_levels, words), np.uint64)
     for c in range(p):
-        for r in range(n):
-            v = codes[r, c]
+        col = codes[:, c]
+        levels = min(n_levels, cards[c])
+        start = 0
+        if levels <= COMPARE_LEVELS:
+            for w in range(full):
+                base = w << 6
+                for a in range(levels):
+                    acc = np.uint64(0)
+                    for i in range(64):
+                        acc |= np.uint64(col[base + i] == a) << np.uint64(i)
+                    bits[c, a, w] = acc
+            start = full << 6
+        for r in range(start, n):
+            v = col[r]
             if v < n_levels:
                 bits[c, v, r >> 6] |= np.uint64(1) << np.uint64(r & 63)
     return bits
@@ -520,12 +606,16 @@ def _split(kernel, items, work, min_share=1):
     return np.concatenate([first, *(f.result() for f in futures)])
 
 
-def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
-    """Statistics of the tables X_i x y | z for the column subsets X_i (rows of ``subsets``).
+def subset_statistics(codes, subsets, cards, y, zsrc, zrows, zcards, rxm, ry):
+    """Statistics of the tables X_i x y | z for the column subsets X_i (rows of ``subsets``),
+    z's columns being the rows ``zrows`` of ``zsrc``.
 
     Returns an array (k, 4): G2, X2, adjusted df, observed cells.
     """
-    return _split(lambda part: _subset_statistics(codes, part, cards, y, zcols, zcards, rxm, ry),
+    if subsets.shape[0] < 2 * SCATTER_MIN_SHARE:  # one thread: no closure, no pool
+        return _subset_statistics(codes, subsets, cards, y, zsrc, zrows, zcards, rxm, ry)
+    return _split(lambda part: _subset_statistics(codes, part, cards, y, zsrc, zrows, zcards,
+                                                  rxm, ry),
                   subsets, subsets.size * codes.shape[1], min_share=SCATTER_MIN_SHARE)
 
 

@@ -16,7 +16,7 @@ from time import perf_counter
 import numpy as np
 import pandas as pd
 
-__all__ = ["CIResult", "CIBatch", "CITest", "CITester", "format_pvalue"]
+__all__ = ["CIResult", "CIBatch", "CITest", "CITester", "batch_from_table", "format_pvalue"]
 
 #: Below this, R prints "p-value < 2.2e-16".
 _EPS = 2.220446049250313e-16
@@ -198,6 +198,16 @@ class CITest:
         """
         raise NotImplementedError
 
+    def results(self, tester, xs, y, z) -> np.ndarray:
+        """:meth:`batch` as the float array (k, 6) of the engine's :data:`_FIELDS`
+        (skipped as 0/1). Tests that compute this table directly override it."""
+        res = self.batch(tester, xs, y, z)
+        out = np.empty((len(xs), len(_FIELDS)))
+        for j, name in enumerate(_FIELDS[:-1]):
+            out[:, j] = res[name]
+        out[:, -1] = 0.0 if res.get("skipped") is None else res["skipped"]
+        return out
+
 
 class CITester:
     """One data set, one test, one level: the engine algorithms talk to.
@@ -307,9 +317,24 @@ class CITester:
                         method=self.test_obj.method,
                         statistic_name=self.test_obj.statistic_name)
 
+    def _zkey(self, z) -> tuple:
+        """Sorted column positions of the conditioning set z."""
+        if type(z) is tuple:  # the common case, names or positions: no checks to repeat
+            index, p = self.dataset._index, self.dataset.n_cols
+            try:
+                key = sorted([v if type(v) is int and 0 <= v < p else index[v] for v in z])
+            except (KeyError, TypeError):
+                pass  # an unknown name or an odd type: the checked path says what is wrong
+            else:
+                if len(set(key)) == len(key):
+                    return tuple(key)
+        return tuple(sorted(self.dataset.indices(z, "z")))
+
     def _xkeys(self, xs) -> list:
         """Sorted column-position tuples of the candidates (names looked up in bulk)."""
         index = self.dataset._index
+        if len(xs) == 1 and type(xs[0]) is str and xs[0] in index:  # one test, by name
+            return [(index[xs[0]],)]
         p = self.dataset.n_cols
         try:
             keys = [(index[x],) if type(x) is str else
@@ -351,7 +376,7 @@ class CITester:
         """
         t0 = perf_counter()
         yi = self._var(y, "y")
-        zkey = tuple(sorted(self.dataset.indices(z, "z")))
+        zkey = self._zkey(z)
         xkeys = self._xkeys(xs)
         if yi in zkey:
             raise ValueError(f"y ({self.dataset.names[yi]!r}) is also in z")
@@ -367,11 +392,7 @@ class CITester:
             todo = [xkeys[i] for i in todo_pos]
             if self._check_needed:
                 self.test_obj.check(self, [yi, *zkey, *{j for xk in todo for j in xk}])
-            res = self.test_obj.batch(self, todo, yi, zkey)
-            fresh = np.empty((len(todo), len(_FIELDS)))
-            for j, name in enumerate(_FIELDS[:-1]):
-                fresh[:, j] = res[name]
-            fresh[:, -1] = 0.0 if res.get("skipped") is None else res["skipped"]
+            fresh = self.test_obj.results(self, todo, yi, zkey)
             self._record(todo, [keys[i] for i in todo_pos], yi, zkey, fresh, phase)
             if len(todo_pos) == len(rows):
                 self.elapsed += perf_counter() - t0
@@ -423,6 +444,13 @@ class CITester:
 
 
 _FIELDS = ("statistic", "df", "pvalue", "log_pvalue", "mi", "skipped")
+
+
+def batch_from_table(table: np.ndarray) -> dict:
+    """The dict of :meth:`CITest.batch` from a results table (k, 6) of :data:`_FIELDS`."""
+    out = dict(zip(_FIELDS, table.T))
+    out["skipped"] = out["skipped"] != 0.0
+    return out
 
 
 def _names_only(nodes):

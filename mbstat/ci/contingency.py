@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
-from .base import CITest
-from .counting import (_kernels, bit_statistics, joint_code, stratum_code,
+from .base import CITest, batch_from_table
+from .counting import (_kernels, column_statistics, joint_code, stratum_code,
                        subset_statistics, table_statistics)
 
 __all__ = ["chi2_logsf", "chi2_sf_logsf", "ContingencyTest", "PermutationTest"]
@@ -33,17 +32,19 @@ def chi2_logsf(x, df):
 def chi2_sf_logsf(x, df):
     """The chi-square p-value and its accurate natural log (see :func:`chi2_logsf`).
 
-    log p is ``log(p)`` in the middle, ``log1p(-cdf)`` where p > 0.5 (exact near 1),
-    and the continued fraction of Q(df/2, x/2) in log space where p < 1e-260 (p may
-    be 0 there). One compiled pass: the algorithms call this for every batch, often of
-    one test.
+    p is scipy's ``chdtrc`` (its C function, called from compiled code); log p is
+    ``log(p)`` in the middle, ``log1p(-cdf)`` where p > 0.5 (exact near 1), and the
+    continued fraction of Q(df/2, x/2) in log space where p < 1e-260 (p may be 0
+    there). One compiled pass.
     """
     x = np.asarray(x, dtype=np.float64)
     df = np.asarray(df, dtype=np.float64)
-    p = special.chdtrc(df, x)
-    if x.ndim != 1 or x.shape != df.shape:  # the engine's 1-D case needs no reshaping
-        x, df = (np.ascontiguousarray(np.broadcast_to(a, p.shape)).reshape(-1) for a in (x, df))
-    return p, _kernels().log_pvalues(np.reshape(p, -1), df, x).reshape(np.shape(p))
+    kernels = _kernels()
+    if x.ndim == 1 and x.shape == df.shape:  # the engine's case needs no reshaping
+        return kernels.chi2_sf_logsf(df, x, kernels.CHDTRC)
+    shape = np.broadcast_shapes(x.shape, df.shape)
+    x, df = (np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in (x, df))
+    return tuple(a.reshape(shape)[()] for a in kernels.chi2_sf_logsf(df, x, kernels.CHDTRC))
 
 
 def _log_gammaincc(a, x):
@@ -83,24 +84,26 @@ class ContingencyTest(CITest):
         )
 
     def tables(self, tester, xs, y, z):
-        """Raw table statistics of the batch, plus |X| (declared), |Y| and declared strata."""
+        """Raw table statistics (k, 4) of the batch, plus |X| (declared), |Y| and the
+        declared strata."""
         ds = tester.dataset
-        ry = int(ds.cardinalities[y])
+        ry = ds.level_counts[y]
         if max(map(len, xs)) == 1:  # the common case: one (k, 1) index array
-            subsets = np.array(xs, dtype=np.int64)
-            rx = ds.cardinalities[subsets[:, 0]].astype(np.float64)
-            if tester.xp is np:  # popcounts of level bitmaps where they pay
-                stats = bit_statistics(ds, subsets[:, 0], y, z)
+            xcols = np.array(xs, dtype=np.int64).reshape(-1)
+            rx = ds.cardinalities[xcols]
+            if tester.xp is np:
+                stats = column_statistics(ds, xcols, y, z)
                 if stats is not None:
                     return stats, rx, ry, math.prod(ds.level_counts[j] for j in z)
             strata = tester.strata(z)
-            stats = subset_statistics(tester.columns(slice(None)), subsets, ds.cardinalities,
-                                      tester.columns(int(y)), ry, strata, tester.xp)
+            stats = subset_statistics(tester.columns(slice(None)), xcols[:, None],
+                                      ds.cardinalities, tester.columns(int(y)), ry, strata,
+                                      tester.xp)
             return stats, rx, ry, strata.declared
         yc = tester.columns(int(y))
         strata = tester.strata(z)
         codes = tester.columns(slice(None))
-        stats = {}
+        stats = np.empty((len(xs), 4))
         rx = np.empty(len(xs))
         by_size = {}  # one batch per subset size: each is one (k, size) index array
         for i, xk in enumerate(xs):
@@ -108,42 +111,21 @@ class ContingencyTest(CITest):
         for pos in by_size.values():
             subsets = np.array([xs[i] for i in pos], dtype=np.int64)
             rx[pos] = np.prod(ds.cardinalities[subsets].astype(np.float64), axis=1)
-            res = subset_statistics(codes, subsets, ds.cardinalities, yc, ry, strata, tester.xp)
-            for key, val in res.items():
-                stats.setdefault(key, np.empty(len(xs)))[pos] = val
+            stats[pos] = subset_statistics(codes, subsets, ds.cardinalities, yc, ry, strata,
+                                           tester.xp)
         return stats, rx, ry, strata.declared
 
-    def batch(self, tester, xs, y, z):
+    def results(self, tester, xs, y, z):
         stats, rx, ry, rz_declared = self.tables(tester, xs, y, z)
-        n = tester.n
-        if self.df_rule == "adjusted":
-            df = np.maximum(stats["df_adjusted"], 1.0)
-        else:
-            df = (rx - 1.0) * ((ry - 1.0) * rz_declared)
-        statistic = stats[self.stat]
-        if df.min() > 0:
-            pvalue, log_p = chi2_sf_logsf(statistic, df)
-        else:  # a variable with one level: nothing to test, independent
-            degenerate = df <= 0
-            df = np.where(degenerate, 0.0, df)
-            statistic = np.where(degenerate, 0.0, statistic)
-            pvalue, log_p = chi2_sf_logsf(statistic, np.where(degenerate, 1.0, df))
-            pvalue = np.where(degenerate, 1.0, pvalue)
-            log_p = np.where(degenerate, 0.0, log_p)
-        skipped = None
-        if self.min_per_cell is not None:
-            skipped = n < self.min_per_cell * rx * ry * rz_declared
-            statistic = np.where(skipped, 0.0, statistic)
-            pvalue = np.where(skipped, 1.0, pvalue)
-            log_p = np.where(skipped, 0.0, log_p)
-        return {
-            "statistic": statistic,
-            "df": df,
-            "pvalue": pvalue,
-            "log_pvalue": log_p,
-            "mi": stats["g2"] / (2.0 * n),
-            "skipped": skipped,
-        }
+        kernels = _kernels()
+        min_per_cell = -1.0 if self.min_per_cell is None else float(self.min_per_cell)
+        return kernels.finish_tests(np.ascontiguousarray(stats, dtype=np.float64),
+                                    np.asarray(rx, dtype=np.float64), float(ry),
+                                    float(rz_declared), tester.n, int(self.stat == "x2"),
+                                    self.df_rule == "adjusted", min_per_cell, kernels.CHDTRC)
+
+    def batch(self, tester, xs, y, z):
+        return batch_from_table(self.results(tester, xs, y, z))
 
 
 class PermutationTest(ContingencyTest):
@@ -162,8 +144,11 @@ class PermutationTest(ContingencyTest):
         self.name = "mc-" + statistic
         self.method = f"Monte Carlo ({B} permutations) {self.method}"
 
+    results = CITest.results  # from batch() below: the Monte Carlo p-values
+
     def batch(self, tester, xs, y, z):
-        asym = super().batch(tester, xs, y, z)
+        asym = batch_from_table(ContingencyTest.results(self, tester, xs, y, z))
+        column = int(self.stat == "x2")
         xp = tester.xp
         ds = tester.dataset
         strata = tester.strata(z)
@@ -186,7 +171,7 @@ class PermutationTest(ContingencyTest):
                 xperm = xp.empty((b, tester.n), dtype=xp.int64)
                 xperm[:, order] = xcode[perm]
                 res = table_statistics(xperm, np.full(b, rx), yc, ry, strata, xp)
-                exceed += int(np.sum(res[self.stat] >= observed * (1 - 1e-12)))
+                exceed += int(np.sum(res[:, column] >= observed * (1 - 1e-12)))
             pvalue[i] = (1.0 + exceed) / (self.B + 1.0)
         asym["pvalue"] = pvalue
         asym["log_pvalue"] = np.log(pvalue)

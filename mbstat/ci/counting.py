@@ -2,9 +2,10 @@
 
 Which path counts the tables X_i x Y | Z of a batch:
 
-* CPU, single-column candidates, small tables: popcounts of the data's level
-  bitmaps (:func:`bit_statistics`); larger tables in batches of eight or more: the
-  hybrid kernel (popcounts for heavy (z, y) cells, scattered rows for light ones);
+* CPU, single-column candidates (:func:`column_statistics`): the hybrid kernel
+  (popcounts of the data's level bitmaps for heavy (z, y) cells, scattered rows for
+  light ones) for batches of eight or more and for small queries, else the scatter
+  kernel, both reading the codes in place;
 * CPU otherwise: the scatter kernel of :mod:`._kernels` (joint codes on the fly);
 * GPU: the CUDA kernels of :mod:`._cuda`;
 * tables with more cells than the rows fill densely: mixed-radix codes
@@ -21,7 +22,7 @@ import numpy as np
 
 from typing import NamedTuple
 
-__all__ = ["Strata", "bit_statistics", "joint_code", "make_strata", "stratum_code",
+__all__ = ["Strata", "column_statistics", "joint_code", "make_strata", "stratum_code",
            "subset_statistics", "table_statistics", "to_numpy"]
 
 #: Largest code we let a mixed-radix product reach before compressing.
@@ -139,37 +140,38 @@ def stratum_code(strata: Strata, xp, n_rows: int):
     return code.astype(xp.int64)
 
 
-def bit_statistics(dataset, xcols, yi: int, zkey: tuple):
-    """G2, X2 and adjusted df of the tables X_i x Y | Z (single columns X_i, an int64
-    array) counted with the data's level bitmaps, or None where they do not apply
-    (more than :data:`~mbstat.ci._kernels.BIT_LEVELS` levels, tables with more cells
-    than the rows fill densely, no bitmaps for data this large).
+def column_statistics(dataset, xcols, yi: int, zkey: tuple):
+    """Statistics (k, 4) of the tables X_i x Y | Z for single columns X_i (an int64 array)
+    on the CPU, straight from the data's codes (no strata object), or None where the
+    compiled kernels do not take the tables (more cells than the rows fill densely).
 
     Batches of ``HYBRID_MIN_BATCH`` candidates or more, and smaller ones while the
-    query has at most ``FEW_CELLS`` (z, y) cells, go to the hybrid kernel: the query's
-    cells are built once, heavy ones counted by popcounts, the rows of light ones
-    scattered. Fewer candidates of larger queries are cheaper to scatter.
+    query has at most ``FEW_CELLS`` (z, y) cells, go to the hybrid kernel (level
+    bitmaps; columns of at most ``BIT_LEVELS`` levels): the query's cells are built
+    once, heavy ones counted by popcounts, the rows of light ones scattered. Fewer
+    candidates of larger queries are cheaper to scatter: the scatter kernel reads z's
+    columns in place.
     """
     kernels = _kernels()
     counts = dataset.level_counts
     rxm = counts[xcols[0]] if len(xcols) == 1 else int(dataset.cardinalities[xcols].max())
     ry = counts[yi]
     strata = math.prod(counts[j] for j in zkey)
-    if len(xcols) < kernels.HYBRID_MIN_BATCH and ry * strata > kernels.FEW_CELLS:
-        return None
-    bits = dataset.level_bits
-    if bits is None or max(rxm, ry, *(counts[j] for j in zkey)) > bits.shape[1]:
-        return None
     if not _compiled_fits(dataset.n_rows, strata * rxm * ry):
         return None
-    out = kernels.cell_statistics(dataset.codes.T, bits, xcols, dataset.cardinalities, yi,
-                                  np.array(zkey, dtype=np.int64), rxm, ry * strata)
-    return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
+    codes, cards = dataset.codes.T, dataset.cardinalities
+    zcols = np.array(zkey, dtype=np.int64)
+    bits = dataset.level_bits
+    if ((len(xcols) >= kernels.HYBRID_MIN_BATCH or ry * strata <= kernels.FEW_CELLS)
+            and bits is not None and max(rxm, ry, *(counts[j] for j in zkey)) <= bits.shape[1]):
+        return kernels.cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm, ry * strata)
+    return kernels.subset_statistics(codes, xcols[:, None], cards, codes[yi], codes, zcols,
+                                     cards[zcols], rxm, ry)
 
 
 def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
-    """G2, X2 and adjusted df of the tables X_i x Y | Z, X_i the joint variable of columns
-    ``subsets[i]`` of the code matrix ``codes`` (p, n).
+    """Statistics (k, 4: G2, X2, adjusted df, cells) of the tables X_i x Y | Z, X_i the
+    joint variable of columns ``subsets[i]`` of the code matrix ``codes`` (p, n).
 
     Compiled kernels (numba on the CPU, CUDA with CuPy) form the joint codes on
     the fly; where they do not apply (tables with more cells than rows allow
@@ -185,10 +187,12 @@ def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
     rxm = int(rx.max())
     cells = strata.count * rxm * ry
     if _compiled_fits(n, cells) and (xp is np or _is_cupy(xp)):
-        kernels = _kernels() if xp is np else _cuda()
-        out = kernels.subset_statistics(codes, subsets, cards, y, strata.cols, strata.cards,
-                                        rxm, ry)
-        return {"g2": out[:, 0], "x2": out[:, 1], "df_adjusted": out[:, 2], "cells": out[:, 3]}
+        if xp is np:
+            return _kernels().subset_statistics(codes, subsets, cards, y, strata.cols,
+                                                np.arange(len(strata.cards)), strata.cards,
+                                                rxm, ry)
+        return _cuda().subset_statistics(codes, subsets, cards, y, strata.cols, strata.cards,
+                                         rxm, ry)
     chunk = max(1, (1 << 23) // max(n, 1))
     parts = []
     for start in range(0, k, chunk):
@@ -196,7 +200,7 @@ def subset_statistics(codes, subsets, cards, y, ry: int, strata: Strata, xp):
         rows = [codes[block[:, j]] for j in range(size)]
         code, card = joint_code(rows, member_cards[start : start + chunk].max(axis=0), xp, n)
         parts.append(table_statistics(code, np.full(len(block), card), y, ry, strata, xp))
-    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    return np.concatenate(parts)
 
 
 def table_statistics(xcodes, rx, y, ry: int, strata: Strata, xp):
@@ -213,9 +217,8 @@ def table_statistics(xcodes, rx, y, ry: int, strata: Strata, xp):
 
     Returns
     -------
-    dict of numpy arrays of shape (k,): ``g2``, ``x2``, ``df_adjusted``
-    (bnlearn's heuristic: per stratum, (non-empty rows - 1) * (non-empty
-    columns - 1), summed) and ``cells`` (observed cells).
+    numpy array (k, 4): G2, X2, adjusted df (bnlearn's heuristic: per stratum,
+    (non-empty rows - 1) * (non-empty columns - 1), summed) and observed cells.
     """
     k, n = xcodes.shape
     rxm = int(np.max(rx))
@@ -224,7 +227,7 @@ def table_statistics(xcodes, rx, y, ry: int, strata: Strata, xp):
     if k * cells >= 2**62:  # would overflow int64: one table at a time
         parts = [table_statistics(xcodes[i : i + 1], rx[i : i + 1], y, ry, strata, xp)
                  for i in range(k)]
-        return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+        return np.concatenate(parts)
     if cells <= _DENSE_FACTOR * n and xp is np:  # each row of xcodes is its own "column"
         return subset_statistics(xcodes, np.arange(k)[:, None], np.asarray(rx), y, ry, strata, xp)
     z = stratum_code(strata, xp, n)
@@ -249,12 +252,7 @@ def _dense(keys, k, rz, rxm, ry, xp):
     rows = (nxz > 0).sum(axis=2)
     cols = (nyz > 0).sum(axis=2)
     df_adj = (xp.maximum(rows - 1, 0) * xp.maximum(cols - 1, 0)).sum(axis=1)
-    return {
-        "g2": to_numpy(xp.maximum(g2, 0.0)),
-        "x2": to_numpy(xp.maximum(x2, 0.0)),
-        "df_adjusted": to_numpy(df_adj).astype(np.float64),
-        "cells": to_numpy((counts > 0).sum(axis=(1, 2, 3))),
-    }
+    return _stack(xp.maximum(g2, 0.0), xp.maximum(x2, 0.0), df_adj, (counts > 0).sum(axis=(1, 2, 3)))
 
 
 def _group_sums(ids, weights, xp):
@@ -284,9 +282,9 @@ def _sparse(keys, k, n, rz, rxm, ry, cells, xp):
     _, n_cols = xp.unique(cols_stratum, return_counts=True)
     per_stratum = (xp.maximum(n_rows - 1, 0) * xp.maximum(n_cols - 1, 0)).astype(xp.float64)
     df_adj = xp.bincount(strata // rz, weights=per_stratum, minlength=k)
-    return {
-        "g2": to_numpy(xp.maximum(g2, 0.0)),
-        "x2": to_numpy(xp.maximum(x2, 0.0)),
-        "df_adjusted": to_numpy(df_adj),
-        "cells": to_numpy(xp.bincount(cand, minlength=k)),
-    }
+    return _stack(xp.maximum(g2, 0.0), xp.maximum(x2, 0.0), df_adj, xp.bincount(cand, minlength=k))
+
+
+def _stack(*columns):
+    """The statistics array (k, 4) on the host from its columns (numpy or CuPy)."""
+    return np.stack([to_numpy(c).astype(np.float64) for c in columns], axis=1)
