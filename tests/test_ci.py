@@ -361,6 +361,18 @@ def test_chi2_pvalues_are_scipys_chdtrc_digit_for_digit():
     assert np.ndim(p1) == 0 and p1 == special.chdtrc(2.0, 3.0) and log_p1 == -1.5
 
 
+def test_chdtrc_with_another_signature_is_refused(monkeypatch):
+    from scipy.special import cython_special
+
+    from mbstat.ci import _kernels
+
+    assert _kernels._chdtrc_address() == _kernels.CHDTRC
+    one_argument = cython_special.__pyx_capi__["ellipk"]  # double (double, int)
+    monkeypatch.setattr(cython_special, "__pyx_capi__", {"chdtrc": one_argument})
+    with pytest.raises(ImportError, match="chdtrc has an unexpected signature"):
+        _kernels._chdtrc_address()
+
+
 def test_one_level_candidate_has_nothing_to_test():
     df = random_frame(n=200, levels=(1, 3, 2))
     for test in ("g2", "x2", "g2-adf"):

@@ -7,6 +7,7 @@ in :mod:`.counting` computes the same numbers for the tables neither kernel take
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 from functools import lru_cache
@@ -49,9 +50,22 @@ def mixed_radix(cols, cards):  # pragma: no cover - compiled
     return out
 
 
-#: Address of scipy's C ``chdtrc(df, x)`` (``scipy.special.cython_special``): the compiled
-#: p-values call the very function behind ``scipy.special.chdtrc``, digit for digit.
-CHDTRC = get_cython_function_address("scipy.special.cython_special", "chdtrc")
+def _chdtrc_address() -> int:
+    """Address of scipy's C ``chdtrc(df, x)`` (``scipy.special.cython_special``), after
+    checking its signature: the compiled p-values call the very function behind
+    ``scipy.special.chdtrc``, digit for digit."""
+    from scipy.special import cython_special
+
+    get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
+        ("PyCapsule_GetName", ctypes.pythonapi))  # a private prototype: no global state
+    signature = get_name(cython_special.__pyx_capi__["chdtrc"]) or b""
+    if not signature.startswith(b"double (double, double"):
+        raise ImportError(f"scipy.special.cython_special.chdtrc has an unexpected signature "
+                          f"{signature.decode()!r}; mbstat needs double chdtrc(double, double)")
+    return get_cython_function_address("scipy.special.cython_special", "chdtrc")
+
+
+CHDTRC = _chdtrc_address()
 
 
 @intrinsic
@@ -347,6 +361,8 @@ def level_bits(codes, n_levels, cards):  # pragma: no cover - compiled
     full = n >> 6
     bits = np.zeros((p, n_levels, words), np.uint64)
     for c in range(p):
+        if cards[c] == 0:  # continuous: no levels
+            continue
         col = codes[:, c]
         levels = min(n_levels, cards[c])
         start = 0
