@@ -12,7 +12,9 @@ from collections.abc import Iterable
 __all__ = [
     "check_alpha",
     "check_choice",
+    "check_features",
     "check_int",
+    "check_n_jobs",
     "check_number",
     "check_seed",
 ]
@@ -87,3 +89,51 @@ def check_seed(seed):
     if seed is not None:
         check_int("seed", seed, low=0)
     return np.random.default_rng(seed)
+
+
+def check_n_jobs(n_jobs, *, allow_none=False):
+    """joblib workers: an int >= 1 or -1 (all CPUs), or None where ``allow_none``."""
+    if n_jobs is None and allow_none:
+        return None
+    n_jobs = check_int("n_jobs", n_jobs, low=-1)
+    if n_jobs == 0:
+        raise _fail("n_jobs", "a positive number of workers or -1 (all CPUs)", n_jobs)
+    return n_jobs
+
+
+def check_features(dataset, target: int, features, param: str = "candidates") -> tuple:
+    """Positions of the variables a learner searches (default: all but the target).
+
+    Parameters
+    ----------
+    dataset : Dataset
+    target : int
+        Position of the target.
+    features : str, int, sequence of them, or None
+        Names or positions; None means every column but the target.
+    param : str
+        The argument's name in messages.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    ValueError
+        When they include the target or are empty (also when the data has no
+        column besides the target).
+    """
+    name = dataset.names[target]
+    if features is None:
+        cols = tuple(j for j in range(dataset.n_cols) if j != target)
+        if not cols:
+            raise ValueError(f"data has no candidate variables besides the target {name!r}: "
+                             "give it at least one other column")
+        return cols
+    cols = dataset.indices(features, param)
+    if target in cols:
+        raise ValueError(f"{param} include the target {name!r}")
+    if not cols:
+        raise ValueError(f"{param} must name at least one variable; got {features!r}")
+    return cols

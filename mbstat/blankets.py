@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ._frozen import FrozenMapping
-from ._validation import check_int
+from ._validation import check_n_jobs
 from .data import as_dataset
-from .results.base import Summary
+from .results.base import Summary, plural
 
 __all__ = ["BlanketCollection", "blankets"]
 
@@ -42,8 +42,8 @@ class BlanketCollection:
     def __repr__(self) -> str:
         sizes = [len(r.selected) for r in self.results.values()]
         mean = sum(sizes) / len(sizes) if sizes else 0.0
-        return (f"<BlanketCollection {self.method}: {len(sizes)} targets, mean blanket size "
-                f"{mean:.2f}, {self.n_tests} tests>")
+        return (f"<BlanketCollection {self.method}: {plural(len(sizes), 'target')}, mean "
+                f"blanket size {mean:.2f}, {plural(self.n_tests, 'test')}>")
 
     def __getitem__(self, target):
         return self.results[target]
@@ -112,8 +112,9 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, **p
     Parameters
     ----------
     data : DataFrame, ndarray, Dataset or BayesianNetwork (oracle tests)
-    targets : list, optional
-        Names or positions; default all variables.
+    targets : str, int or list of them, optional
+        Names or positions (checked as a learner checks ``target``); default
+        all variables.
     method : str
         A name in :data:`mbstat.METHODS` ("iamb", "inter_iamb", "mbor", ...).
     n_jobs : int
@@ -134,25 +135,22 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, **p
     from ._validation import check_choice
 
     check_choice("method", method, METHODS)
-    check_int("n_jobs", n_jobs, low=-1)
-    if n_jobs == 0:
-        raise ValueError("n_jobs must be a positive number of workers or -1; got 0")
+    check_n_jobs(n_jobs)
     func = METHODS[method]
     from .bn import BayesianNetwork
+    from .ci.base import _names_only
 
-    dataset = data if isinstance(data, BayesianNetwork) else as_dataset(
-        data, na=params.pop("na", "raise"), discretize=params.pop("discretize", None))
-    names = dataset.nodes if isinstance(dataset, BayesianNetwork) else dataset.names
+    if isinstance(data, BayesianNetwork):
+        dataset, columns = data, _names_only(data.nodes)
+    else:
+        dataset = columns = as_dataset(data, na=params.pop("na", "raise"),
+                                       discretize=params.pop("discretize", None))
     if targets is None:
-        targets = list(names)
-    elif isinstance(targets, (str, int)):
-        targets = [targets]
-    targets = [t if isinstance(t, str) else names[t] for t in targets]
-    unknown = [t for t in targets if t not in names]
-    if unknown:
-        raise ValueError(f"targets: unknown variables {unknown}")
-    if not targets:
-        raise ValueError("targets must name at least one variable")
+        targets = columns.names
+    positions = columns.indices(targets, "targets")  # names or positions, as a learner's target
+    if not positions:
+        raise ValueError(f"targets must name at least one variable; got {targets!r}")
+    targets = [columns.names[j] for j in positions]
     start = time.perf_counter()
     jobs = (delayed(func)(dataset, t, **params) for t in targets)
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)

@@ -7,6 +7,7 @@ the third. Algorithms and CI tests only ever see a ``Dataset``.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -115,6 +116,9 @@ class Dataset:
             return ()
         if isinstance(variables, (str, numbers.Integral)):
             variables = (variables,)
+        elif not isinstance(variables, Iterable):
+            raise TypeError(f"{param} must be a column name or position, or a list of them; "
+                            f"got {variables!r}")
         out = tuple(self.index(v, param) for v in variables)
         if len(set(out)) != len(out):
             raise ValueError(f"{param} names the same variable twice: {list(variables)!r}")
@@ -130,11 +134,37 @@ class Dataset:
                 "or use a continuous test such as test='fisher_z'"
             )
 
+    def require_numeric(self, columns, test: str) -> None:
+        """Raise when a test on numbers meets discrete columns whose levels are not numbers
+        (their codes would stand in for values that have no order or spacing)."""
+        bad = [self.names[j] for j in columns if not self._numeric_levels[j]]
+        if bad:
+            raise ValueError(
+                f"test {test!r} needs numeric columns but columns {bad} have non-numeric "
+                "levels; use a discrete test such as test='g2'"
+            )
+
+    @cached_property
+    def _numeric_levels(self) -> tuple:
+        """Whether each column's values are numbers (continuous, or all levels numbers)."""
+        return tuple(kind == CONTINUOUS or all(isinstance(v, numbers.Real) for v in lv)
+                     for kind, lv in zip(self.kinds, self.levels))
+
     def numeric(self) -> np.ndarray:
-        """Float matrix of all columns (codes for discrete ones)."""
-        if self.values is not None:
-            return self.values
-        out = self.codes.astype(np.float64)
+        """Float matrix (n, p) of all columns, read-only: continuous values, the level
+        values of discrete columns whose levels are numbers, the codes of the others."""
+        return self._numeric_matrix
+
+    @cached_property
+    def _numeric_matrix(self) -> np.ndarray:
+        out = np.empty(self.codes.shape, dtype=np.float64, order="F")
+        for j, (kind, lv) in enumerate(zip(self.kinds, self.levels)):
+            if kind == CONTINUOUS:
+                out[:, j] = self.values[:, j]
+            elif self._numeric_levels[j]:
+                out[:, j] = np.asarray(lv, dtype=np.float64)[self.codes[:, j]]
+            else:
+                out[:, j] = self.codes[:, j]
         out.flags.writeable = False
         return out
 
@@ -246,6 +276,9 @@ def _to_frame(data, names) -> pd.DataFrame:
         return data  # read only below: never modified
     if isinstance(data, pd.Series):
         raise ValueError("data must be 2-D (a DataFrame or a 2-D array); got a Series")
+    if isinstance(data, Mapping):
+        raise TypeError(f"data must be a DataFrame, a 2-D array or a Dataset; got a "
+                        f"{type(data).__name__} (pandas.DataFrame(data) makes one)")
     arr = np.asarray(data)
     if arr.ndim != 2:
         raise ValueError(f"data must be a 2-D array; got {arr.ndim}-D with shape {arr.shape}")

@@ -27,12 +27,11 @@ from states updated one column at a time:
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_number
+from ._validation import check_features, check_number
 from .backend import resolve_backend
 from .data import CONTINUOUS, as_dataset
 
@@ -54,7 +53,8 @@ def dependency(data, features, target, theta=None, *, discretize=None, na="raise
     ----------
     data : DataFrame, 2-D ndarray or Dataset
     features : str, int or sequence of them
-        The feature set ``X`` (names or positions); empty gives 0.
+        The feature set ``X`` (names or positions), at least one feature
+        (``D`` of the empty set is 0 by definition).
     target : str or int
         The class column; it must be discrete with at least two classes.
     theta : float, optional
@@ -115,16 +115,9 @@ def prepare_dependency(data, target, features, *, theta, discretize, na, param="
         raise ValueError(
             f"target {ds.names[t]!r} has a single class; the dependency needs at least two"
         )
-    if features is None and default_all:
-        cols = tuple(j for j in range(ds.n_cols) if j != t)
-    else:
-        if features is None or isinstance(features, (str, numbers.Integral)):
-            features = () if features is None else (features,)
-        cols = ds.indices(tuple(features), param)
-        if t in cols:
-            raise ValueError(f"{param} include the target {ds.names[t]!r}")
-    if default_all and not cols:
-        raise ValueError(f"{param} must name at least one feature")
+    if features is None and not default_all:
+        features = ()  # no default set: refused as empty
+    cols = check_features(ds, t, features, param)
     if theta is None:
         bad = [ds.names[j] for j in cols if ds.kinds[j] == CONTINUOUS]
         if bad:

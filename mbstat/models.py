@@ -42,8 +42,8 @@ from ._validation import check_choice
 
 __all__ = [
     "DEVICES", "MODELS", "TASKS", "TREE_DEFAULTS", "XGBOOST_DEFAULTS", "Learner",
-    "check_model", "encode_features", "make_learner", "per_sample_loss", "resolve_device",
-    "xgboost_cuda_available",
+    "check_classifier", "check_model", "encode_features", "infer_task", "make_learner",
+    "per_sample_loss", "resolve_device", "xgboost_cuda_available",
 ]
 
 MODELS = ("xgboost", "tree")
@@ -113,9 +113,7 @@ def check_model(model) -> str:
     """The kind of ``model``: "xgboost", "tree" or "estimator"; raise when unusable."""
     if isinstance(model, str):
         return check_choice("model", model, MODELS)
-    if isinstance(model, type):
-        raise TypeError(f"model must be an estimator object, not the class {model.__name__}; "
-                        f"write {model.__name__}() instead")
+    _check_not_a_class(model, "model")
     missing = [m for m in ("fit", "predict") if not callable(getattr(model, m, None))]
     if missing:
         raise TypeError(
@@ -123,6 +121,54 @@ def check_model(model) -> str:
             f"fit() and predict(); got {type(model).__name__} without {' and '.join(missing)}()"
         )
     return "estimator"
+
+
+def check_classifier(estimator, name: str = "estimator"):
+    """Raise a TypeError naming ``name`` unless ``estimator`` is a scikit-learn classifier
+    object (``sklearn.base.is_classifier``: a classifier, or a pipeline ending in one)."""
+    from sklearn.base import is_classifier
+
+    _check_not_a_class(estimator, name)
+    try:
+        ok = is_classifier(estimator)
+    except (AttributeError, TypeError):  # not a scikit-learn estimator at all
+        ok = False
+    if not ok:
+        raise TypeError(f"{name} must be a scikit-learn classifier (sklearn.base.is_classifier), "
+                        f"scored by accuracy; got {type(estimator).__name__}: {estimator!r}")
+    return estimator
+
+
+def infer_task(values) -> str:
+    """The task ``task="auto"`` gives a float target, as scikit-learn would.
+
+    Whole numbers are class labels ("binary"/"multiclass" in
+    ``sklearn.utils.multiclass.type_of_target``) unless more than half of
+    over 20 values are distinct (where scikit-learn warns that the target
+    looks like a regression one); any other float target is "regression".
+
+    Parameters
+    ----------
+    values : 1-D array of float
+
+    Returns
+    -------
+    {"classification", "regression"}
+    """
+    from sklearn.utils.multiclass import type_of_target
+
+    y = np.asarray(values, dtype=np.float64)
+    n_distinct = len(np.unique(y))
+    many = len(y) > 20 and n_distinct > round(0.5 * len(y))
+    if type_of_target(y) in ("binary", "multiclass") and not many:
+        return "classification"
+    return "regression"
+
+
+def _check_not_a_class(estimator, name: str) -> None:
+    if isinstance(estimator, type):
+        raise TypeError(f"{name} must be an estimator object, not the class "
+                        f"{estimator.__name__}; write {estimator.__name__}() instead")
 
 
 @dataclass(frozen=True)

@@ -51,3 +51,11 @@ def test_public_names_exist():
 def test_unknown_target_is_named(asia, method):
     with pytest.raises(ValueError, match="target: unknown variable 'nope'"):
         mbstat.METHODS[method](asia, "nope", **ARGS[method])
+
+
+@pytest.mark.parametrize("method", sorted(mbstat.METHODS))
+def test_data_with_only_the_target_is_refused(asia, method):
+    """Every learner says the data has nothing but the target (not an empty blanket)."""
+    with pytest.raises(ValueError, match="data has no candidate variables besides the "
+                                         "target 'dysp'"):
+        mbstat.METHODS[method](asia[["dysp"]], "dysp")

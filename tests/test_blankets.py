@@ -59,7 +59,32 @@ def test_collection_is_frozen_and_picklable(asia):
 def test_bad_arguments(asia):
     with pytest.raises(ValueError, match="method must be one of"):
         mbstat.blankets(asia, method="nope", test="oracle")
-    with pytest.raises(ValueError, match="unknown variables \\['nope'\\]"):
+    with pytest.raises(ValueError, match="targets: unknown variable 'nope'"):
         mbstat.blankets(asia, ["nope"], test="oracle")
     with pytest.raises(ValueError, match="n_jobs"):
         mbstat.blankets(asia, test="oracle", n_jobs=0)
+
+
+@pytest.mark.parametrize("targets, error, match", [
+    ([1.0], TypeError, "targets must be a column name or position; got 1.0"),
+    ([True], TypeError, "targets must be a column name or position; got True"),
+    ([99], ValueError, "targets: position 99 is out of range for 8 columns"),
+    ([-1], ValueError, "targets: position -1 is out of range for 8 columns"),
+    ([], ValueError, "targets must name at least one variable"),
+    (["dysp", 7], ValueError, "targets names the same variable twice"),
+])
+def test_bad_targets_are_refused_as_a_learner_refuses_target(asia, targets, error, match):
+    data = asia.sample(300, seed=0)
+    with pytest.raises(error, match=match):
+        mbstat.blankets(data, targets)
+    with pytest.raises(error, match=match):  # a BayesianNetwork with the oracle: the same
+        mbstat.blankets(asia, targets, test="oracle")
+    if targets and not isinstance(targets[0], str):  # as one learner checks its target
+        with pytest.raises(error, match=match.replace("targets", "target", 1)):
+            mbstat.iamb(data, targets[0])
+
+
+def test_targets_by_name_and_position(asia):
+    coll = mbstat.blankets(asia, [7, "tub"], test="oracle")
+    assert list(coll) == ["dysp", "tub"]
+    assert list(mbstat.blankets(asia, 1, test="oracle")) == ["tub"]

@@ -287,6 +287,19 @@ class _NumpyProxy:
         return getattr(np, name)
 
 
+def test_tables_of_more_declared_cells_than_int64_indexes():
+    """2**62 declared cells (unused categories): counted by observed values, same result."""
+    rng = np.random.default_rng(0)
+    codes = {v: rng.integers(0, 3, 50) for v in "ABY"}
+    declared = pd.DataFrame({v: pd.Categorical.from_codes(c, pd.RangeIndex(2**22 if v == "Y"
+                                                                           else 2**20))
+                             for v, c in codes.items()})
+    res = ci_test(declared, ["A", "B"], "Y", test="g2-adf")
+    plain = ci_test(pd.DataFrame(codes), ["A", "B"], "Y", test="g2-adf")
+    assert res.statistic == pytest.approx(plain.statistic, rel=1e-12) and res.df == plain.df
+    assert ci_test(declared, ["A", "B"], "Y").df == pytest.approx((2**40 - 1) * (2**22 - 1))
+
+
 def test_more_cells_than_rows_counts_observed_configurations_only():
     rng = np.random.default_rng(0)
     df = pd.DataFrame(rng.integers(0, 6, (60, 6)), columns=list("abcdef"))
@@ -361,16 +374,27 @@ def test_chi2_pvalues_are_scipys_chdtrc_digit_for_digit():
     assert np.ndim(p1) == 0 and p1 == special.chdtrc(2.0, 3.0) and log_p1 == -1.5
 
 
+def test_chi2_logsf_above_one_half_at_large_df():
+    """log1p(-cdf) keeps its digits at any df (a truncated power series lost them above
+    df ~ 5e4); where p is in (0.5, 0.98), log(p) itself is exact enough to compare."""
+    for df in (10.0, 1e3, 1e5, 1e6, 3e6):
+        x = df - np.linspace(0.0, 2.0, 9) * np.sqrt(2 * df)
+        p, log_p = contingency.chi2_sf_logsf(x, np.full_like(x, df))
+        upper = (p > 0.5) & (p < 0.99)
+        assert upper.sum() >= 6
+        np.testing.assert_allclose(log_p[upper], np.log(p[upper]), rtol=1e-12)
+
+
 def test_chdtrc_with_another_signature_is_refused(monkeypatch):
     from scipy.special import cython_special
 
     from mbstat.ci import _kernels
 
-    assert _kernels._chdtrc_address() == _kernels.CHDTRC
+    assert _kernels._cython_special_address("chdtrc") == _kernels.CHI2[0]
     one_argument = cython_special.__pyx_capi__["ellipk"]  # double (double, int)
     monkeypatch.setattr(cython_special, "__pyx_capi__", {"chdtrc": one_argument})
     with pytest.raises(ImportError, match="chdtrc has an unexpected signature"):
-        _kernels._chdtrc_address()
+        _kernels._cython_special_address("chdtrc")
 
 
 def test_one_level_candidate_has_nothing_to_test():
@@ -445,6 +469,33 @@ def test_fisher_z_against_precision_matrix():
         ci_test(df, ["x", "z2"], "y", test="fisher_z")
 
 
+def test_fisher_z_takes_numbers_not_codes():
+    """Integer columns enter with their values (not level codes); columns of labels are
+    refused."""
+    rng = np.random.default_rng(3)
+    a = rng.choice([0, 1, 100], 300)
+    c = a / 50 + rng.normal(size=300)
+    df = pd.DataFrame({"a": a, "c": c, "s": rng.choice(["u", "v"], 300)})
+    r = np.corrcoef(a, c)[0, 1]
+    expected = math.sqrt(300 - 3) * math.atanh(r)
+    assert ci_test(df, "a", "c", test="fisher_z").statistic == pytest.approx(expected, rel=1e-9)
+    with pytest.raises(ValueError, match=r"columns \['s'\] have non-numeric levels"):
+        ci_test(df, "s", "c", test="fisher_z")
+
+
+def test_batch_prints_like_r():
+    df = random_frame(n=300, seed=4)
+    text = str(ci_test_batch(df, ["v0", "v2"], "v1", ["v3"]))
+    assert "\tMutual Information (G2) test of conditional independence" in text
+    assert "data:  x ~ v1 | v3, 2 candidates" in text
+    rows = [line.split() for line in text.splitlines() if line.startswith(("v0", "v2"))]
+    for row, x in zip(rows, ["v0", "v2"]):
+        res = ci_test(df, x, "v1", ["v3"])
+        assert row[:3] == [x, f"{res.statistic:.5g}", f"{res.df:.6g}"]
+    with pytest.raises(TypeError, match="x must be a column name or position, or a list"):
+        ci_test(df, 4.0, "v1")
+
+
 def test_oracle_answers_d_separation():
     from mbstat.bn import from_edges
 
@@ -473,6 +524,7 @@ def test_power_rule_skips_and_counts():
     tester = CITester(df, "g2", min_per_cell=5)
     res = tester.test("v0", "v1", ["v2"])
     assert res.skipped and res.independent and res.pvalue == 1.0 and res.statistic == 0
+    assert res.mi == 0.0 and res.log_pvalue == 0.0
     assert tester.n_skipped == 1
     assert "power rule" in str(res)
     assert not CITester(df, "g2").test("v0", "v1", ["v2"]).skipped

@@ -98,6 +98,7 @@ def test_na_drop_and_raise():
         (pd.DataFrame({"a": [1, 2]}), {"na": "keep"}, ValueError, "na must be one of"),
         (pd.DataFrame({"a": [1, 2]}), {"discretize": 1}, ValueError, "discretize must be >= 2"),
         (np.zeros((3, 2)), {"names": ["only"]}, ValueError, "names has 1 entries"),
+        ({"a": [1, 2], "b": [3, 4]}, {}, TypeError, "DataFrame, a 2-D array or a Dataset; got a dict"),
     ],
 )
 def test_bad_input(data, kwargs, error, message):
@@ -114,6 +115,20 @@ def test_variable_lookup_errors():
         ds.index(9)
     with pytest.raises(TypeError, match="column name or position"):
         ds.index(1.5)
+    with pytest.raises(TypeError, match="z must be a column name or position, or a list"):
+        ds.indices(2.5, "z")
+
+
+def test_numeric_matrix_uses_the_values_of_numeric_levels():
+    df = pd.DataFrame({"i": [10, 30, 10, 20], "s": ["b", "a", "b", "a"],
+                       "f": [0.5, 1.5, 2.5, 3.5], "t": [True, False, True, True]})
+    ds = as_dataset(df)
+    np.testing.assert_array_equal(ds.numeric(), [[10, 1, 0.5, 1], [30, 0, 1.5, 0],
+                                                 [10, 1, 2.5, 1], [20, 0, 3.5, 1]])
+    assert not ds.numeric().flags.writeable
+    ds.require_numeric([0, 2, 3], "fisher_z")
+    with pytest.raises(ValueError, match=r"columns \['s'\] have non-numeric levels"):
+        ds.require_numeric([0, 1], "fisher_z")
 
 
 def test_continuous_columns_refused_by_discrete_tests():

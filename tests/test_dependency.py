@@ -66,6 +66,11 @@ def random_mixed(rng, n, d_cont, d_disc, n_classes=3):
 # Hand-computed tables
 # ---------------------------------------------------------------------------
 
+def dep(df, feats, target, **kwargs):
+    """``dependency``, with D(empty) = 0 (Theorem 2) for the property tests' random sets."""
+    return dependency(df, feats, target, **kwargs) if feats else 0.0
+
+
 TOY = pd.DataFrame({
     "a": [0, 0, 0, 1, 1, 1, 1, 2],
     "b": [0, 1, 1, 0, 0, 1, 1, 0],
@@ -81,8 +86,14 @@ def test_definition7_by_hand():
     # (a, b): (1,0) holds y {1, 0}: the only impure cell, 2 samples -> 6/8
     assert dependency(TOY, ["a", "b"], "y") == 0.75
     assert dependency(TOY, ["b", "a"], "y") == 0.75
-    assert dependency(TOY, [], "y") == 0.0  # D(empty) = 0
     assert dependency(TOY, [0, 1], 2) == 0.75  # positions work
+
+
+@pytest.mark.parametrize("features", [[], (), None])
+def test_empty_feature_set_is_refused(features):
+    # D(empty) = 0 by definition, but asking for it is a mistake (fsdms refuses it too)
+    with pytest.raises(ValueError, match="features must name at least one variable"):
+        dependency(TOY, features, "y")
 
 
 def test_definition9_by_hand():
@@ -138,7 +149,7 @@ def test_discrete_matches_reference_and_is_monotone(seed, n, d, n_classes):
     feats = [f"X{j}" for j in range(d)]
     q = [f for f in feats if rng.random() < 0.7]
     m = [f for f in q if rng.random() < 0.5]
-    dq, dm = dependency(df, q, "y"), dependency(df, m, "y")
+    dq, dm = dep(df, q, "y"), dep(df, m, "y")
     assert dq == ref_discrete(df, q, "y")
     assert dm == ref_discrete(df, m, "y")
     assert dm <= dq  # Theorem 2
@@ -155,7 +166,7 @@ def test_neighbour_matches_reference_and_is_monotone(seed, n, d_cont, d_disc, th
     feats = [c for c in df.columns if c != "y"]
     q = [f for f in feats if rng.random() < 0.8]
     m = [f for f in q if rng.random() < 0.5]
-    dq, dm = dependency(df, q, "y", theta=theta), dependency(df, m, "y", theta=theta)
+    dq, dm = dep(df, q, "y", theta=theta), dep(df, m, "y", theta=theta)
     assert dq == pytest.approx(ref_neighbour(df, q, "y", theta), abs=1e-12)
     assert dm == pytest.approx(ref_neighbour(df, m, "y", theta), abs=1e-12)
     assert dm <= dq  # Theorem 2

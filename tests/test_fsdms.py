@@ -9,6 +9,9 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from mbstat.algorithms.fsdms import fsdms, wfsdms  # noqa: E402
 from mbstat.backend import gpu_available  # noqa: E402
@@ -92,8 +95,8 @@ def check_against_brute_force(df, alpha, theta):
     feats = [c for c in df.columns if c != "y"]
     res = fsdms(df, "y", alpha=alpha, theta=theta)
 
-    def dep(cols):
-        return dependency(df, list(cols), "y", theta=theta)
+    def dep(cols):  # D(empty) = 0 (Theorem 2); dependency() refuses an empty set
+        return dependency(df, list(cols), "y", theta=theta) if cols else 0.0
 
     full = dep(feats)
     minus = {a: dep([f for f in feats if f != a]) for a in feats}
@@ -242,6 +245,42 @@ def test_wfsdms_corral():
     assert res.plot().get_ylabel() == "cross-validated accuracy"
     again = wfsdms(make_corral("corral", seed=0), "class", cv=5, seed=0, max_features=3)
     assert len(again.scores) == 3
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"estimator": LinearRegression()}, TypeError,
+     r"estimator must be a scikit-learn classifier .*LinearRegression"),
+    ({"estimator": LinearRegression}, TypeError,
+     r"estimator must be an estimator object, not the class LinearRegression"),
+    ({"estimator": make_pipeline(StandardScaler(), LinearRegression())}, TypeError,
+     "estimator must be a scikit-learn classifier"),
+    ({"n_jobs": 1.5}, TypeError, "n_jobs must be an integer; got float 1.5"),
+    ({"n_jobs": 0}, ValueError, r"n_jobs must be a positive number of workers or -1"),
+    ({"n_jobs": -2}, ValueError, r"n_jobs must be"),
+    ({"cv": 5000}, ValueError,
+     r"cv = 5000 folds .* 1024 rows and its largest class has 576: use cv <= 576"),
+    ({"cv": 577}, ValueError, r"cv = 577 folds"),
+])
+def test_wfsdms_names_the_bad_argument(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        wfsdms(make_corral("corral", seed=0), "class", **{"cv": 3, **kwargs})
+
+
+def test_wfsdms_accepts_classifier_pipelines_and_n_jobs():
+    corral = make_corral("corral", seed=0)
+    pipe = make_pipeline(StandardScaler(), LogisticRegression())
+    base = wfsdms(corral, "class", estimator=pipe, cv=3, seed=0, max_features=2)
+    assert np.isfinite(base.scores["accuracy"]).all()
+    for n_jobs in (None, -1, 2):
+        res = wfsdms(corral, "class", cv=3, seed=0, max_features=2, n_jobs=n_jobs,
+                     ranking=base.fsdms)
+        assert np.isfinite(res.scores["accuracy"]).all()
+
+
+def test_fsdms_data_without_candidates_is_refused():
+    corral = make_corral("corral", seed=0)
+    with pytest.raises(ValueError, match="no candidate variables besides the target 'class'"):
+        fsdms(corral[["class"]], "class")
 
 
 # ---------------------------------------------------------------------------

@@ -433,3 +433,11 @@ def test_vignette_quick(tmp_path, run_vignette):
     # the paper's finding: the margin m = 3 recovers the parity boundary, m = 1 does not
     by_size = table[table["experiment"] == "size"].groupby("algorithm")["f1_mean"].mean()
     assert by_size["GS^(3)"] > 0.8 > by_size["GS^(1)"] + 0.3
+
+
+@pytest.mark.parametrize("learner", [gs_m, rgs])
+def test_data_without_candidates_names_the_cause(learner):
+    # not "m must be <= the number of candidates (0)": the data has nothing but the target
+    df = make_parity(4, 100, seed=0)[["X1"]]
+    with pytest.raises(ValueError, match="no candidate variables besides the target 'X1'"):
+        learner(df, "X1")

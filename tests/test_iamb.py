@@ -271,3 +271,12 @@ def test_custom_rule_drives_both_phases():
     assert len(calls) == 1 and len(calls[0]) == 7
     cands = [c for c in net.nodes if c != "either"]
     assert set(search(CITester(net, "oracle"), "either", cands)) == net.markov_blanket("either")
+
+
+@pytest.mark.parametrize("learner", [iamb, inter_iamb])
+def test_data_without_candidates_is_refused(alarm, learner):
+    # not an empty "(0 of 0)" blanket: candidates=[] is refused, and so is data with no candidate
+    with pytest.raises(ValueError, match="no candidate variables besides the target 'HR'"):
+        learner(alarm[["HR"]], "HR")
+    with pytest.raises(ValueError, match="candidates must name at least one variable"):
+        learner(alarm, "HR", candidates=[])

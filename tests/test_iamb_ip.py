@@ -229,7 +229,7 @@ def test_result_params_and_reports(alarm):
     assert res.params["threshold"] == 0.03 and res.params["scale"] == "mi"
     assert math.isclose(res.params["alpha_d"], LOG99)
     text = str(res.summary())
-    assert "IAMB-IP" in text and "prior = {'HR': 1.0, 'BP': -1.0}" in text
+    assert "IAMB-IP" in text and "prior = c(HR = 1, BP = -1)" in text
     assert res.pvalues["selected"].sum() == len(res.blanket)
     assert res.plot().get_title()
     by_position = iamb_ip(alarm, "CO", prior={list(alarm.columns).index("HR"): 1,

@@ -211,3 +211,33 @@ def test_vignette_quick(tmp_path, run_vignette):
         assert part in out
     assert (tmp_path / "ppfs_uci.png").stat().st_size > 10_000
     assert (tmp_path / "ppfs_wdbc_importance.png").stat().st_size > 10_000
+
+
+def test_auto_task_is_the_same_for_a_frame_and_its_float_array():
+    """Whole-number float labels are classes, as in scikit-learn's type_of_target."""
+    from mbstat.datasets import load_wine
+
+    wine = load_wine()
+    frame = ppfs(wine, "class", B=5, K=2, model="tree", seed=0)
+    array = ppfs(wine.to_numpy(), 13, B=5, K=2, model="tree", seed=0)
+    assert frame.task == array.task == "classification"
+    assert array.selected == tuple(f"V{list(wine.columns).index(f) + 1}" for f in frame.selected)
+
+
+@pytest.mark.parametrize("y, task", [
+    ([0.0, 1.0, 2.0] * 10, "classification"),
+    ([0.0, 1.0] * 15, "classification"),
+    ([0.0, 0.5, 1.0] * 10, "regression"),        # not whole numbers
+    (list(range(30)), "regression"),              # whole but mostly distinct (> 50% of > 20)
+    (list(range(10)) * 3, "classification"),
+])
+def test_infer_task_follows_scikit_learn(y, task):
+    from mbstat.models import infer_task
+
+    assert infer_task(np.asarray(y, dtype=float)) == task
+
+
+def test_whole_number_float_target_with_many_values_stays_a_regression():
+    df = regression_frame(0, n=200)
+    df["y"] = np.round(df["y"] * 100)  # whole numbers, nearly all distinct
+    assert ppfs(df, "y", B=5, K=0, model="tree", seed=0).task == "regression"

@@ -1,5 +1,6 @@
 """Result objects: frozen, R-style summary, p-value table, plots."""
 import dataclasses
+import re
 
 import matplotlib
 
@@ -99,3 +100,187 @@ def test_summary_flags_low_power_tests():
     res = mbstat.mbor(sample_network("alarm", 2000, seed=1), "HR")
     assert (res.pvalues["df"] * 5 > 2000).any()
     assert "fewer than 5 rows per degree of freedom" in str(res.summary())
+
+
+# ------------------------------------------------------------ immutability, output, pvalues
+@pytest.fixture(scope="module")
+def asia():
+    return sample_network("asia", 2000, seed=0)
+
+
+def _regression(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4))
+    frame = pd.DataFrame(x, columns=["x0", "x1", "x2", "x3"])
+    frame["y"] = 2 * x[:, 0] - 2 * x[:, 1] + 0.3 * rng.normal(size=n)
+    return frame
+
+
+@pytest.fixture(scope="module")
+def results(asia):
+    """One result of every class (MBResult twice: IAMB and MBOR with PC/spouses)."""
+    fs = mbstat.fsdms(asia, "dysp")
+    return {
+        "iamb": mbstat.iamb(asia, "dysp"),
+        "mbor": mbstat.mbor(asia, "dysp"),
+        "ppfs": mbstat.ppfs(_regression(), "y", B=8, K=3, model="tree", seed=0),
+        "fsdms": fs,
+        "wfsdms": mbstat.wfsdms(asia, "dysp", cv=3, seed=0, ranking=fs),
+    }
+
+
+def _frame_fields(res):
+    return [f.name for f in dataclasses.fields(res)
+            if isinstance(object.__getattribute__(res, f.name), (pd.DataFrame, pd.Series))]
+
+
+@pytest.mark.parametrize("name", ["iamb", "mbor", "ppfs", "fsdms", "wfsdms"])
+def test_frame_attributes_are_copies(results, name):
+    res = results[name]
+    fields = _frame_fields(res)
+    assert "tests" in fields
+    before = str(res.summary())
+    for field_name in fields:
+        first = getattr(res, field_name)
+        assert getattr(res, field_name) is not first
+        kept = first.copy()
+        if isinstance(first, pd.DataFrame):
+            if len(first):
+                first.iloc[0, 0] = first.iloc[-1, 0]
+            first.columns = [f"{c}".upper() + "_" for c in first.columns]
+            del first[first.columns[0]]
+            pd.testing.assert_frame_equal(getattr(res, field_name), kept)
+        else:
+            first.iloc[0] = first.iloc[-1] + 1
+            first.index = [f"{i}_" for i in first.index]
+            pd.testing.assert_series_equal(getattr(res, field_name), kept)
+    assert str(res.summary()) == before
+    assert isinstance(res.plot(), matplotlib.axes.Axes)
+    matplotlib.pyplot.close("all")
+
+
+def test_pvalue_edit_does_not_reach_the_summary(asia):
+    res = mbstat.iamb(asia, "dysp")
+    before = str(res.summary())
+    table = res.pvalues
+    table.loc[table.index[0], "pvalue"] = 0.9
+    table.columns = [c.upper() for c in table.columns]
+    assert str(res.summary()) == before and res.pvalues["pvalue"].iloc[0] != 0.9
+
+
+def test_other_attributes_are_not_copied(results):
+    res = results["iamb"]
+    assert res.selected is res.selected and res.params is res.params
+    assert results["wfsdms"].fsdms is results["wfsdms"].fsdms
+
+
+@pytest.mark.parametrize("name", ["iamb", "ppfs", "fsdms", "wfsdms"])
+def test_results_pickle_replace_and_repr(results, name):
+    import pickle
+
+    res = results[name]
+    again = pickle.loads(pickle.dumps(res))
+    assert repr(again) == repr(res) and str(again.summary()) == str(res.summary())
+    for field_name in _frame_fields(res):
+        assert getattr(again, field_name).equals(getattr(res, field_name))
+    other = dataclasses.replace(res, n_candidates=res.n_candidates + 1)
+    assert f"of {res.n_candidates + 1})" in repr(other)
+    assert other.selected == res.selected and str(other.summary())
+
+
+def test_call_prints_a_mapping_as_r_named_vector(asia):
+    call = format_call("f", pd.DataFrame({"a": [1]}), prior={"bronc": 1.0, "a.b": 2, "a b": -0.5})
+    assert call == "f(data = <DataFrame 1 x 1>, prior = c(bronc = 1, a.b = 2, `a b` = -0.5))"
+    res = mbstat.iamb_ip(asia, "dysp", prior={"bronc": 1.0})
+    assert "prior = c(bronc = 1), " in res.call and "{" not in res.call
+    assert "prior = c(bronc = 1)" in str(res.summary())
+
+
+PLURAL_ONE = re.compile(r"\b1 (candidates|tests|features|rows|variables|PPI tests|fits|splits|"
+                        r"folds|steps|dependency evaluations|classes)\b")
+
+
+def test_counts_of_one_are_singular(asia):
+    two = asia[["bronc", "dysp"]]
+    texts = []
+    mb = mbstat.iamb(two, "dysp")
+    texts += [repr(dataclasses.replace(mb, n_tests=1)), str(mb.summary())]
+    assert "2 variables (1 candidate)" in texts[-1] and "1 test>" in texts[0]
+    fs = mbstat.fsdms(two, "dysp", k=1)
+    texts += [repr(dataclasses.replace(fs, n_tests=1)), str(fs.summary())]
+    assert "1 feature," in texts[-1] and "Selected: 1 feature (" in texts[-1]
+    assert "1 dependency evaluation>" in texts[-2]
+    ws = mbstat.wfsdms(two, "dysp", cv=2, seed=0, ranking=fs)
+    texts += [str(ws.summary())]
+    assert "Best: the first 1 feature," in texts[-1] and "(all 1 feature:" in texts[-1]
+    pp = mbstat.ppfs(_regression(), "y", B=5, K=0, model="tree", candidates=["x0"], seed=0)
+    texts += [str(pp.summary())]
+    assert "1 candidate;" in texts[-1] and "1 PPI test (5 splits each" in texts[-1]
+    for text in texts:
+        assert not PLURAL_ONE.search(text), text
+
+
+def test_plural():
+    from mbstat.results.base import plural
+
+    assert [plural(n, "candidate") for n in (0, 1, 2)] == ["0 candidates", "1 candidate",
+                                                           "2 candidates"]
+    assert plural(1, "class", "classes") == "1 class"
+    assert plural(3, "class", "classes") == "3 classes"
+
+
+def test_empty_selection_prints_empty_braces(asia, results):
+    fs = mbstat.fsdms(asia, "dysp", k=0)
+    assert "dysp <- {} (0 of 7)" in repr(fs)
+    assert "dysp <- {} (0 of" in repr(dataclasses.replace(results["wfsdms"], selected=()))
+    assert "dysp <- {} (0 of 7)" in repr(dataclasses.replace(results["iamb"], selected=()))
+
+
+def test_low_power_note_counts_the_rows_shown():
+    res = mbstat.mbor(sample_network("alarm", 5000, seed=1), "HR")
+    table = res.pvalues
+    weak = table["df"] * 5 > res.n_rows
+    assert weak.sum() > weak[table["selected"]].sum() > 0
+    text = str(res.summary())
+    assert f"Note: {weak[table['selected']].sum()} of these tests have fewer" in text
+    # weak tests outside the blanket only: no note under the blanket's table
+    table.loc[table["selected"], "df"] = 1.0
+    table.loc[~table["selected"], "df"] = 1e6
+    text = str(dataclasses.replace(res, pvalues=table).summary())
+    assert "rows per degree of freedom" not in text
+    table.loc[table.index[table["selected"]][0], "df"] = 1e6
+    text = str(dataclasses.replace(res, pvalues=table).summary())
+    assert "Note: 1 of these tests has fewer" in text
+
+
+def test_ppfs_pvalues_from_its_ppi_tests(results):
+    res = results["ppfs"]
+    table, imp, mb = res.pvalues, res.importance, results["iamb"].pvalues
+    assert list(table.columns) == list(mb.columns) and table.index.name == "feature"
+    assert list(table.index) == list(imp.index)
+    np.testing.assert_array_equal(table["pvalue"], imp["pvalue"])
+    np.testing.assert_array_equal(table["selected"], imp["selected"])
+    np.testing.assert_allclose(table["log_pvalue"], np.log(imp["pvalue"]))
+    np.testing.assert_allclose(table["p_adj"], multipletests(imp["pvalue"], method="fdr_bh")[1])
+    assert table["df"].isna().all() and table["statistic"].notna().all()
+    # the statistic is the chosen fold's deciding test: shrink if tested there, else growth
+    log = res.tests[res.tests["fold"] == res.chosen_fold]
+    for feature in table.index:
+        rows = log[log["x"] == feature].set_index("phase")
+        row = rows.loc["shrink"] if "shrink" in rows.index else rows.loc["grow"]
+        assert table.loc[feature, ["statistic", "pvalue"]].tolist() == [row["statistic"],
+                                                                        row["pvalue"]]
+    assert (log["phase"] == "shrink").any() and table["selected"].any()
+
+
+@pytest.mark.parametrize("name, table", [("fsdms", "ranking"), ("wfsdms", "scores")])
+def test_fsdms_has_no_pvalues_and_an_empty_tests_log(results, name, table):
+    res = results[name]
+    with pytest.raises(AttributeError, match=rf"dependency margin.*no significance tests.*"
+                                             rf"\.{table}"):
+        res.pvalues
+    assert not hasattr(res, "pvalues")
+    tests, mb_tests = res.tests, results["iamb"].tests
+    assert isinstance(tests, pd.DataFrame) and len(tests) == 0
+    assert list(tests.columns) == list(mb_tests.columns) and tests.index.name == "test"
+    pd.testing.assert_series_equal(tests.dtypes, mb_tests.dtypes)

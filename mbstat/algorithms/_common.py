@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_features
 from ..ci.base import CITester
 
 __all__ = ["prepare", "strongest"]
@@ -21,15 +22,7 @@ def prepare(data, target, *, test, alpha, backend, discretize=None, na="raise",
     if ds.n_rows and tester.test_obj.kind == "discrete" and ds.kinds[t] == "discrete":
         if len(np.unique(ds.codes[:, t])) < 2:
             raise ValueError(f"target {ds.names[t]!r} is constant: there is nothing to explain")
-    if candidates is None:
-        cands = [name for j, name in enumerate(ds.names) if j != t]
-    else:
-        idx = ds.indices(candidates, "candidates")
-        if t in idx:
-            raise ValueError(f"candidates include the target {ds.names[t]!r}")
-        cands = [ds.names[j] for j in idx]
-        if not cands:
-            raise ValueError("candidates must name at least one variable")
+    cands = [ds.names[j] for j in check_features(ds, t, candidates)]
     return tester, ds.names[t], cands
 
 

@@ -7,9 +7,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import check_int, check_number, check_seed
+from .._validation import check_int, check_n_jobs, check_number, check_seed
 from ..data import as_dataset
 from ..dependency import make_engine, prepare_dependency
+from ..models import check_classifier
 from ..results.base import format_call
 from ..results.fsdms import FSDMSResult, WFSDMSResult
 
@@ -176,14 +177,16 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
         codes): wrap it in a ``Pipeline`` with a scaler if it needs one (the
         paper scales every column to [0, 1]).
     cv : int or scikit-learn splitter, default 10
-        Number of stratified folds (>= 2, shuffled with ``seed``) or a splitter;
-        every subset is scored on the same folds.
+        Number of stratified folds (>= 2 and at most the size of the smallest
+        class, shuffled with ``seed``) or a splitter; every subset is scored
+        on the same folds.
     max_features : int, optional
         Evaluate only the first ``max_features`` nested subsets.
     seed : None, int or numpy.random.Generator
         Shuffles the folds.
     n_jobs : int, optional
-        Passed to :func:`sklearn.model_selection.cross_val_score`.
+        Workers of :func:`sklearn.model_selection.cross_val_score` (None, -1:
+        all CPUs, or >= 1).
     ranking : FSDMSResult, optional
         The result of an earlier :func:`fsdms` call on the same data and
         target, reused instead of recomputed (e.g. to score one sequence
@@ -204,10 +207,12 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
         from sklearn.tree import DecisionTreeClassifier
 
         estimator = DecisionTreeClassifier(random_state=0)
-    if not hasattr(estimator, "fit"):
-        raise TypeError(f"estimator must be a scikit-learn classifier; got {estimator!r}")
+    check_classifier(estimator, "estimator")
+    n_jobs = check_n_jobs(n_jobs, allow_none=True)
+    ds = as_dataset(data, na=na, discretize=discretize)
     if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
         cv = check_int("cv", cv, low=2)
+        _check_folds(cv, ds, ds.index(target, "target"))
         rng = check_seed(seed)
         splitter = StratifiedKFold(cv, shuffle=True, random_state=int(rng.integers(2**31 - 1)))
         cv_text = f"{cv}-fold stratified cross-validation (shuffled, seed = {seed!r})"
@@ -216,7 +221,6 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
     else:
         raise TypeError(f"cv must be an integer >= 2 or a scikit-learn splitter; got {cv!r}")
 
-    ds = as_dataset(data, na=na, discretize=discretize)
     if ranking is None:
         fs = fsdms(ds, target, alpha=alpha, theta=theta, features=features, backend=backend)
     elif not isinstance(ranking, FSDMSResult):
@@ -259,6 +263,21 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
         fsdms=fs, scores=scores, estimator=_short(estimator), cv=cv_text, best_k=best,
         accuracy=float(scores["accuracy"].iloc[best - 1]), accuracy_all=acc_all,
     )
+
+
+def _check_folds(cv: int, ds, t: int) -> None:
+    """Stratified folds need a class of at least ``cv`` rows, as scikit-learn's
+    ``StratifiedKFold`` (which warns when only the smallest class is short); a continuous
+    target is left to :func:`fsdms`, which refuses it."""
+    if not ds.levels[t]:
+        return
+    counts = np.bincount(ds.codes[:, t])
+    largest = int(counts.max())
+    if cv > largest:
+        raise ValueError(
+            f"cv = {cv} folds need a class of at least {cv} rows; the data has {ds.n_rows} "
+            f"rows and its largest class has {largest}: use cv <= {largest}"
+        )
 
 
 def _check_alpha(alpha) -> float:

@@ -420,8 +420,6 @@ def _finish(s: _Search, method, title, call, params, complete) -> MBResult:
     res = make_mb_result(s.tester, method=method, target=s.target, blanket=s.blanket, call=call,
                          params=params, elapsed=elapsed, trace=s.trace, title=title,
                          complete=complete, candidates=s.candidates)
-    res.trace["tests"] = [w[0] for w in s.trace.when]  # when: tests performed, seconds
-    res.trace["seconds"] = [w[1] for w in s.trace.when]
     if s.n_power_skipped:
         res = replace(res, n_skipped=res.n_skipped + s.n_power_skipped)
     return res

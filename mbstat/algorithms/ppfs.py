@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import check_alpha, check_int
+from .._validation import check_alpha, check_features, check_int
 from ..ci.base import CITester
-from ..ci.ppi import PPITest, check_ppi_args, encode_target
+from ..ci.ppi import PPITest, check_ppi_args, encode_target, labels_as_classes
 from ..data import Dataset, as_dataset
 from ..results import format_call, make_trace
 from ..results.ppfs import PPFSResult
@@ -50,7 +50,9 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
     seed : None, int or numpy Generator
         Folds, splits, permutations and model seeds; same seed, same result
         (whatever ``n_jobs``).
-    test_size, task, device, parallel, model_params :
+    task : {"auto", "classification", "regression"}
+        "auto": classes if discrete or whole-number floats not mostly distinct (as sklearn).
+    test_size, device, parallel, model_params :
         As in :func:`mbstat.ppi_test`.
     candidates : list, optional
         Restrict the search to these features (default: all but the target).
@@ -87,8 +89,10 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
     K = check_int("K", K, low=0)
     ds = as_dataset(data, na=na)
     t = ds.index(target, "target")
+    if task == "auto":
+        ds = labels_as_classes(ds, t)
     target_name = ds.names[t]
-    cands = _candidates(ds, t, candidates)
+    cands = [ds.names[j] for j in check_features(ds, t, candidates)]
     task_used = encode_target(ds, t, task)[0]  # fails early on a bad target
     if K >= 2 and K > ds.n_rows // 2:
         raise ValueError(f"K = {K} folds need at least {2 * K} rows; got {ds.n_rows}")
@@ -195,17 +199,6 @@ def _threads(model, parallel) -> bool:
     if parallel == "auto":
         return model == "xgboost"
     return parallel == "threads"
-
-
-def _candidates(ds, t, candidates) -> list:
-    if candidates is None:
-        return [name for j, name in enumerate(ds.names) if j != t]
-    idx = ds.indices(candidates, "candidates")
-    if t in idx:
-        raise ValueError(f"candidates include the target {ds.names[t]!r}")
-    if not idx:
-        raise ValueError("candidates must name at least one variable")
-    return [ds.names[j] for j in idx]
 
 
 def _subset_rows(ds: Dataset, rows) -> Dataset:

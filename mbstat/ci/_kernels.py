@@ -50,28 +50,30 @@ def mixed_radix(cols, cards):  # pragma: no cover - compiled
     return out
 
 
-def _chdtrc_address() -> int:
-    """Address of scipy's C ``chdtrc(df, x)`` (``scipy.special.cython_special``), after
-    checking its signature: the compiled p-values call the very function behind
-    ``scipy.special.chdtrc``, digit for digit."""
+def _cython_special_address(name: str) -> int:
+    """Address of scipy's C function ``name(df, x)`` (``scipy.special.cython_special``),
+    after checking its signature: the compiled p-values call the very functions behind
+    ``scipy.special.chdtrc`` and ``chdtr``, digit for digit."""
     from scipy.special import cython_special
 
     get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
         ("PyCapsule_GetName", ctypes.pythonapi))  # a private prototype: no global state
-    signature = get_name(cython_special.__pyx_capi__["chdtrc"]) or b""
+    signature = get_name(cython_special.__pyx_capi__[name]) or b""
     if not signature.startswith(b"double (double, double"):
-        raise ImportError(f"scipy.special.cython_special.chdtrc has an unexpected signature "
-                          f"{signature.decode()!r}; mbstat needs double chdtrc(double, double)")
-    return get_cython_function_address("scipy.special.cython_special", "chdtrc")
+        raise ImportError(f"scipy.special.cython_special.{name} has an unexpected signature "
+                          f"{signature.decode()!r}; mbstat needs double {name}(double, double)")
+    return get_cython_function_address("scipy.special.cython_special", name)
 
 
-CHDTRC = _chdtrc_address()
+#: Addresses of scipy's C ``chdtrc`` (upper tail) and ``chdtr`` (lower tail), passed to
+#: the compiled functions as one argument.
+CHI2 = (_cython_special_address("chdtrc"), _cython_special_address("chdtr"))
 
 
 @intrinsic
-def _call_chdtrc(typingctx, address, df, x):  # pragma: no cover - compiled
-    """Call the Cython C function ``double chdtrc(double, double, int)`` at ``address``
-    (an argument, not a global, so that the callers stay cacheable)."""
+def _call_special(typingctx, address, df, x):  # pragma: no cover - compiled
+    """Call the Cython C function ``double f(double, double, int)`` at ``address`` (an
+    argument, not a global, so that the callers stay cacheable)."""
 
     def codegen(context, builder, signature, args):
         double = ir.DoubleType()
@@ -83,13 +85,13 @@ def _call_chdtrc(typingctx, address, df, x):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _sf_logsf(df, x, chdtrc):  # pragma: no cover - compiled
-    """The chi-square p-value and its log: log1p(-P(df/2, x/2)) above 0.5 (exact near 1),
-    log(p) down to 1e-260, below that the continued fraction of Q(df/2, x/2) in log
-    space (finite where p underflows)."""
-    p = _call_chdtrc(chdtrc, df, x)
+def _sf_logsf(df, x, chi2):  # pragma: no cover - compiled
+    """The chi-square p-value and its log: log1p(-cdf) above 0.5 (exact near 1), log(p)
+    down to 1e-260, below that the continued fraction of Q(df/2, x/2) in log space
+    (finite where p underflows). ``chi2``: the addresses :data:`CHI2`."""
+    p = _call_special(chi2[0], df, x)
     if p > 0.5:
-        return p, math.log1p(-_lower_gamma(0.5 * df, 0.5 * x))
+        return p, math.log1p(-_call_special(chi2[1], df, x))
     if p >= 1e-260:
         return p, math.log(p)
     if p >= 0.0:
@@ -98,25 +100,25 @@ def _sf_logsf(df, x, chdtrc):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def chi2_sf_logsf(df, x, chdtrc):  # pragma: no cover - compiled
+def chi2_sf_logsf(df, x, chi2):  # pragma: no cover - compiled
     """p-values and their logs of the statistics ``x`` (1-D) with ``df`` degrees of freedom."""
     p = np.empty(x.shape[0])
     log_p = np.empty(x.shape[0])
     for i in range(x.shape[0]):
-        p[i], log_p[i] = _sf_logsf(df[i], x[i], chdtrc)
+        p[i], log_p[i] = _sf_logsf(df[i], x[i], chi2)
     return p, log_p
 
 
 @njit(cache=True, nogil=True)
 def finish_tests(stats, rx, ry, rz_declared, n, column, adjusted, min_per_cell,
-                 chdtrc):  # pragma: no cover - compiled
+                 chi2):  # pragma: no cover - compiled
     """The results (k, 6) of contingency tests from their tables' statistics ``stats``
     (k, 4: G2, X2, adjusted df, cells): statistic (``stats[:, column]``), df, p-value,
     log p-value, mutual information (G2 / 2n) and skipped (0/1).
 
     df is bnlearn's (|X| - 1)(|Y| - 1) prod |Z|, or the adjusted df floored at 1; a
     one-level X has nothing to test (df 0, p 1). With ``min_per_cell`` >= 0, tests with
-    fewer rows than that many per cell are skipped (statistic 0, p 1).
+    fewer rows than that many per cell are skipped (statistic 0, p 1, mi 0).
     """
     k = stats.shape[0]
     out = np.empty((k, 6))
@@ -127,35 +129,20 @@ def finish_tests(stats, rx, ry, rz_declared, n, column, adjusted, min_per_cell,
             df = (rx[i] - 1.0) * ((ry - 1.0) * rz_declared)
         statistic = stats[i, column]
         if df > 0.0:
-            p, log_p = _sf_logsf(df, statistic, chdtrc)
+            p, log_p = _sf_logsf(df, statistic, chi2)
         else:
             df, statistic, p, log_p = 0.0, 0.0, 1.0, 0.0
+        mi = stats[i, 0] / (2.0 * n)
         skipped = 0.0
         if min_per_cell >= 0.0 and n < min_per_cell * rx[i] * ry * rz_declared:
-            statistic, p, log_p, skipped = 0.0, 1.0, 0.0, 1.0
+            statistic, p, log_p, mi, skipped = 0.0, 1.0, 0.0, 0.0, 1.0
         out[i, 0] = statistic
         out[i, 1] = df
         out[i, 2] = p
         out[i, 3] = log_p
-        out[i, 4] = stats[i, 0] / (2.0 * n)
+        out[i, 4] = mi
         out[i, 5] = skipped
     return out
-
-
-@njit(cache=True, nogil=True)
-def _lower_gamma(ai, xi):  # pragma: no cover - compiled
-    """The regularized lower incomplete gamma P(ai, xi) by its power series, for
-    P < 0.5 (then xi < ai + 1, where the series converges fast)."""
-    if xi <= 0.0:
-        return 0.0
-    term = 1.0
-    total = 1.0
-    for k in range(1, 1001):
-        term *= xi / (ai + k)
-        total += term
-        if term < total * 1e-17:
-            break
-    return math.exp(ai * math.log(xi) - xi - math.lgamma(ai + 1.0)) * total
 
 
 @njit(cache=True, nogil=True)

@@ -150,6 +150,21 @@ class CIBatch:
         """Decisions at alpha (True: independence not rejected)."""
         return self.skipped | (self.pvalue > self.alpha)
 
+    def __str__(self) -> str:
+        """R-style: the test, the query and one row per candidate."""
+        cond = f" | {' + '.join(self.z)}" if self.z else ""
+        frame = self.to_frame()
+        table = pd.DataFrame({
+            self.statistic_name: frame["statistic"].map(lambda v: f"{v:.5g}"),
+            "df": frame["df"].map(lambda v: "" if math.isnan(v) else f"{v:.6g}"),
+            "p-value": frame["pvalue"].map(format_pvalue),
+        }, index=frame.index.rename(None))
+        noun = "candidate" if len(self) == 1 else "candidates"
+        lines = ["", f"\t{self.method or self.test}", "",
+                 f"data:  x ~ {self.y}{cond}, {len(self)} {noun}", "",
+                 table.to_string() if len(self) else "(no candidates)"]
+        return "\n".join(lines) + "\n"
+
     def to_frame(self) -> pd.DataFrame:
         """The batch as a DataFrame indexed by the x label."""
         return pd.DataFrame(

@@ -33,7 +33,7 @@ def chi2_sf_logsf(x, df):
     """The chi-square p-value and its accurate natural log (see :func:`chi2_logsf`).
 
     p is scipy's ``chdtrc`` (its C function, called from compiled code); log p is
-    ``log(p)`` in the middle, ``log1p(-cdf)`` where p > 0.5 (exact near 1), and the
+    ``log(p)`` in the middle, ``log1p(-chdtr)`` where p > 0.5 (exact near 1), and the
     continued fraction of Q(df/2, x/2) in log space where p < 1e-260 (p may be 0
     there). One compiled pass.
     """
@@ -41,10 +41,10 @@ def chi2_sf_logsf(x, df):
     df = np.asarray(df, dtype=np.float64)
     kernels = _kernels()
     if x.ndim == 1 and x.shape == df.shape:  # the engine's case needs no reshaping
-        return kernels.chi2_sf_logsf(df, x, kernels.CHDTRC)
+        return kernels.chi2_sf_logsf(df, x, kernels.CHI2)
     shape = np.broadcast_shapes(x.shape, df.shape)
     x, df = (np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in (x, df))
-    return tuple(a.reshape(shape)[()] for a in kernels.chi2_sf_logsf(df, x, kernels.CHDTRC))
+    return tuple(a.reshape(shape)[()] for a in kernels.chi2_sf_logsf(df, x, kernels.CHI2))
 
 
 def _log_gammaincc(a, x):
@@ -122,7 +122,7 @@ class ContingencyTest(CITest):
         return kernels.finish_tests(np.ascontiguousarray(stats, dtype=np.float64),
                                     np.asarray(rx, dtype=np.float64), float(ry),
                                     float(rz_declared), tester.n, int(self.stat == "x2"),
-                                    self.df_rule == "adjusted", min_per_cell, kernels.CHDTRC)
+                                    self.df_rule == "adjusted", min_per_cell, kernels.CHI2)
 
     def batch(self, tester, xs, y, z):
         return batch_from_table(self.results(tester, xs, y, z))

@@ -224,10 +224,18 @@ def table_statistics(xcodes, rx, y, ry: int, strata: Strata, xp):
     rxm = int(np.max(rx))
     rz = strata.count
     cells = rz * rxm * ry
-    if k * cells >= 2**62:  # would overflow int64: one table at a time
-        parts = [table_statistics(xcodes[i : i + 1], rx[i : i + 1], y, ry, strata, xp)
-                 for i in range(k)]
-        return np.concatenate(parts)
+    if k * cells >= 2**62:  # would overflow int64
+        if k > 1:  # one table at a time
+            return np.concatenate([table_statistics(xcodes[i : i + 1], rx[i : i + 1], y, ry,
+                                                    strata, xp) for i in range(k)])
+        # one table of declared levels too many to index: x and y by their observed values
+        # (the statistics and the adjusted df do not see empty rows or columns)
+        x1, rx1 = compress(xcodes[0], xp)
+        y1, ry1 = compress(y, xp)
+        if rz * rx1 * ry1 >= 2**62:
+            raise ValueError(f"a table of {rx1} x {ry1} observed levels in {rz} strata has too "
+                             "many cells to count")
+        return table_statistics(x1[None, :], np.array([rx1]), y1, ry1, strata, xp)
     if cells <= _DENSE_FACTOR * n and xp is np:  # each row of xcodes is its own "column"
         return subset_statistics(xcodes, np.arange(k)[:, None], np.asarray(rx), y, ry, strata, xp)
     z = stratum_code(strata, xp, n)

@@ -24,7 +24,7 @@ class FisherZ(CITest):
     joint_x = False
 
     def check(self, tester, columns) -> None:
-        pass
+        tester.dataset.require_numeric(columns, self.name)
 
     def batch(self, tester, xs, y, z):
         if any(len(xk) != 1 for xk in xs):

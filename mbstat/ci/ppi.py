@@ -17,10 +17,12 @@ import math
 import os
 
 import numpy as np
+import pandas as pd
 from scipy import special
 
 from .. import _validation as v
-from ..models import TASKS, check_model, encode_features, make_learner, per_sample_loss
+from ..models import (TASKS, check_model, encode_features, infer_task, make_learner,
+                      per_sample_loss)
 from .base import CITest
 
 __all__ = ["PPIEngine", "PPITest", "ppi_test", "wilcoxon_greater"]
@@ -59,6 +61,19 @@ def _rng(seed) -> np.random.Generator:
     if isinstance(seed, np.random.SeedSequence):
         return np.random.default_rng(seed)
     return v.check_seed(seed)
+
+
+def labels_as_classes(dataset, t: int):
+    """The data with a float target re-encoded as classes where ``task="auto"`` reads it as
+    class labels (:func:`mbstat.models.infer_task`, scikit-learn's rule), so that a frame
+    and its ``to_numpy()`` give the same task."""
+    from ..data import CONTINUOUS, as_dataset
+
+    if dataset.kinds[t] != CONTINUOUS or infer_task(dataset.values[:, t]) != "classification":
+        return dataset
+    frame = dataset.to_frame()
+    frame[dataset.names[t]] = pd.Categorical(frame[dataset.names[t]])
+    return as_dataset(frame)
 
 
 def encode_target(dataset, t: int, task: str):
@@ -435,6 +450,8 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
     ds = as_dataset(data, na=na)
     t = ds.index(target, "target")
+    if task == "auto":
+        ds = labels_as_classes(ds, t)
     xs = ds.indices(x, "x")
     if not xs:
         raise ValueError("x must name at least one variable")

@@ -7,6 +7,7 @@ learners return :class:`MBResult`, built by :func:`make_mb_result` from the
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,7 +16,8 @@ import pandas as pd
 from .._frozen import FrozenMapping
 from ..ci.base import format_pvalue
 
-__all__ = ["SelectionResult", "MBResult", "Summary", "make_mb_result", "format_call", "stars"]
+__all__ = ["SelectionResult", "MBResult", "Summary", "make_mb_result", "format_call", "stars",
+           "plural", "bh_adjust", "empty_tests"]
 
 SIGNIF_LEGEND = "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1"
 
@@ -28,6 +30,30 @@ def stars(p: float) -> str:
         if p <= cut:
             return mark
     return ""
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``"1 candidate"``, ``"3 candidates"``: the count and its noun (``nouns`` if irregular)."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
+def bh_adjust(pvalues) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (statsmodels' ``fdr_bh``)."""
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.asarray(pvalues, dtype=float)
+    return multipletests(p, method="fdr_bh")[1] if len(p) else p
+
+
+TESTS_DTYPES = {"x": str, "y": str, "z": str, "statistic": float, "df": float, "pvalue": float,
+                "log_pvalue": float, "mi": float, "independent": bool, "skipped": bool,
+                "phase": str}
+
+
+def empty_tests() -> pd.DataFrame:
+    """A tests log with no rows, with the columns of :attr:`~mbstat.ci.CITester.log`."""
+    frame = pd.DataFrame(columns=list(TESTS_DTYPES), index=pd.RangeIndex(1, 1, name="test"))
+    return frame.astype(TESTS_DTYPES)
 
 
 def format_call(name: str, data, **args) -> str:
@@ -61,7 +87,15 @@ def _rrepr(value) -> str:
         return getattr(value, "__name__", repr(value))
     if isinstance(value, (list, tuple)):
         return "c(" + ", ".join(_rrepr(v) for v in value) + ")"
+    if isinstance(value, Mapping):
+        return "c(" + ", ".join(f"{_rname(k)} = {_rrepr(v)}" for k, v in value.items()) + ")"
     return repr(value)
+
+
+def _rname(key) -> str:
+    """An R name: as it is when syntactic (letters, digits, ``_``, ``.``), else in backquotes."""
+    key = str(key)
+    return key if key.replace(".", "_").isidentifier() else f"`{key}`"
 
 
 class Summary:
@@ -92,7 +126,7 @@ class Summary:
         if self.footer:
             lines.append("---")
             lines += self.footer
-        return "\n".join(lines)
+        return "\n".join(line.rstrip() for text in lines for line in text.split("\n"))
 
     __repr__ = __str__
 
@@ -150,7 +184,10 @@ class SelectionResult:
     complete : bool
         False when an anytime algorithm stopped early (time budget, interrupt).
     tests : DataFrame
-        The log of every test performed.
+        The log of every test performed (no rows for selectors that test nothing).
+
+    Results are immutable: every DataFrame or Series attribute is handed out
+    as a deep copy, so editing it never changes the result.
     """
 
     method: str
@@ -169,16 +206,27 @@ class SelectionResult:
 
     def __post_init__(self):
         object.__setattr__(self, "params", FrozenMapping(self.params))
+        if self.tests is None:
+            object.__setattr__(self, "tests", empty_tests())
+
+    def __getattribute__(self, name):
+        """Attributes as stored, except DataFrames and Series: deep copies."""
+        value = object.__getattribute__(self, name)
+        if isinstance(value, (pd.DataFrame, pd.Series)):
+            return value.copy(deep=True)  # frames are mutable: hand out copies
+        return value
 
     def __repr__(self) -> str:
-        shown = ", ".join(self.selected) if len(self.selected) <= 8 else (
-            ", ".join(self.selected[:8]) + ", ..."
-        )
+        shown = ", ".join(self.selected[:8]) + (", ..." if len(self.selected) > 8 else "")
         flag = "" if self.complete else ", incomplete"
         return (
             f"<{type(self).__name__} {self.method}: {self.target} <- {{{shown}}} "
-            f"({len(self.selected)} of {self.n_candidates}), {self.n_tests} tests{flag}>"
+            f"({len(self.selected)} of {self.n_candidates}), {self._repr_tail()}{flag}>"
         )
+
+    def _repr_tail(self) -> str:
+        """What ``repr`` says after the selection's size."""
+        return plural(self.n_tests, "test")
 
     def __iter__(self):
         return iter(self.selected)
@@ -230,13 +278,13 @@ class MBResult(SelectionResult):
         tests += f"{self.elapsed:.3g} s"
         header = [
             ("Call", self.call),
-            ("Data", f"{self.n_rows} rows, {self.n_candidates + 1} variables "
-                     f"({self.n_candidates} candidates)"),
+            ("Data", f"{plural(self.n_rows, 'row')}, {plural(self.n_candidates + 1, 'variable')} "
+                     f"({plural(self.n_candidates, 'candidate')})"),
             ("Tests", tests),
         ]
         if self.n_skipped:
-            header.append(("Skipped", f"{self.n_skipped} tests declined by the power rule "
-                                      "(independence assumed)"))
+            header.append(("Skipped", f"{plural(self.n_skipped, 'test')} declined by the power "
+                                      "rule (independence assumed)"))
         if not self.complete:
             header.append(("Status", "incomplete: stopped early (time budget or interrupt)"))
         table = self.pvalues
@@ -246,19 +294,20 @@ class MBResult(SelectionResult):
             tables["Parents and children:"] = "  " + (", ".join(self.parents_children) or "(none)")
             tables["Spouses:"] = "  " + (", ".join(self.spouses or ()) or "(none)")
         footer = [SIGNIF_LEGEND]
-        weak = int((self.n_rows < 5 * table["df"]).sum())
+        weak = int((self.n_rows < 5 * sel["df"]).sum())  # the tests in the table shown
         if weak:
-            footer.append(f"Note: {weak} of these tests have fewer than 5 rows per degree of "
-                          "freedom (large conditioning sets); their p-values have little power.")
+            footer.append(f"Note: {weak} of these tests {'has' if weak == 1 else 'have'} fewer "
+                          "than 5 rows per degree of freedom (large conditioning sets); their "
+                          "p-values have little power.")
         rest = table[~table["selected"]]
         if len(rest):
             worst = rest["log_pvalue"].idxmin()
             p_min = format_pvalue(rest.loc[worst, "pvalue"])
             if (rest["pvalue"] > self.alpha).all():
-                footer.append(f"{len(rest)} candidates independent of {self.target} given the "
-                              f"blanket (smallest p = {p_min}, for {worst}).")
+                footer.append(f"{plural(len(rest), 'candidate')} independent of {self.target} "
+                              f"given the blanket (smallest p = {p_min}, for {worst}).")
             else:
-                footer.append(f"{len(rest)} candidates outside the blanket (smallest p = "
+                footer.append(f"{plural(len(rest), 'candidate')} outside the blanket (smallest p = "
                               f"{p_min}, for {worst}).")
         return Summary(f"Markov blanket: {self.title or self.method}", header, tables, footer)
 
@@ -280,7 +329,11 @@ TRACE_COLUMNS = ["phase", "action", "feature", "statistic", "pvalue", "log_pvalu
 
 
 def make_trace(rows) -> pd.DataFrame:
-    """A trace DataFrame from rows (phase, action, feature, CIResult or None)."""
+    """A trace DataFrame from rows (phase, action, feature, CIResult or None).
+
+    Rows that record ``when`` (tests performed and seconds at each row, as the
+    grow-shrink searches do) add the columns ``tests`` and ``seconds``.
+    """
     records = []
     for phase, action, feature, res in rows:
         if res is None:
@@ -289,6 +342,10 @@ def make_trace(rows) -> pd.DataFrame:
             records.append((phase, action, feature, res.statistic, res.pvalue, res.log_pvalue))
     frame = pd.DataFrame(records, columns=TRACE_COLUMNS)
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
+    when = getattr(rows, "when", None)
+    if when is not None:
+        frame["tests"] = [w[0] for w in when]
+        frame["seconds"] = [w[1] for w in when]
     return frame
 
 
@@ -298,8 +355,6 @@ def pvalue_table(tester, target, blanket, candidates) -> pd.DataFrame:
     Members are tested given the blanket without themselves, non-members given
     the whole blanket (one batched call); BH adjustment over all candidates.
     """
-    from statsmodels.stats.multitest import multipletests
-
     blanket = list(blanket)
     rows = {}
     for x in blanket:
@@ -320,7 +375,7 @@ def pvalue_table(tester, target, blanket, candidates) -> pd.DataFrame:
         },
         index=pd.Index(order, name="feature"),
     )
-    frame["p_adj"] = multipletests(frame["pvalue"].to_numpy(), method="fdr_bh")[1] if len(frame) else []
+    frame["p_adj"] = bh_adjust(frame["pvalue"])
     frame["selected"] = [x in set(blanket) for x in order]
     return frame
 

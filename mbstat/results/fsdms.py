@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .base import SelectionResult, Summary
+from .base import SelectionResult, Summary, plural
 
 __all__ = ["FSDMSResult", "WFSDMSResult"]
 
@@ -19,6 +19,17 @@ _SET_COLORS = {"A1": "C3", "B2": "C1", "C3": "C0"}
 def _names(features, k: int = 12) -> str:
     shown = ", ".join(features[:k])
     return (shown + (", ..." if len(features) > k else "")) or "(none)"
+
+
+def _no_pvalues(table: str) -> property:
+    """A ``pvalues`` property that explains why there are none and where to look."""
+
+    def pvalues(self):
+        raise AttributeError(f"{type(self).__name__} has no pvalues: FSDMS ranks features by "
+                             "dependency margin and performs no significance tests; see "
+                             f".{table}")
+
+    return property(pvalues, doc="Not available: FSDMS performs no tests (AttributeError).")
 
 
 @dataclass(frozen=True, repr=False)
@@ -46,6 +57,9 @@ class FSDMSResult(SelectionResult):
     dependency_all : float
         ``D(F)``, the dependency of all candidate features.
     n_classes : int
+    tests : DataFrame
+        No rows: FSDMS performs no significance tests (``pvalues`` raises
+        AttributeError).
     """
 
     alpha: float = 1.0
@@ -58,10 +72,10 @@ class FSDMSResult(SelectionResult):
     n_classes: int = 2
     rule: str = ""
 
-    def __repr__(self) -> str:
-        shown = _names(self.selected, 8)
-        return (f"<FSDMSResult fsdms: {self.target} <- {{{shown}}} ({len(self.selected)} of "
-                f"{self.n_candidates}), {self.n_tests} dependency evaluations>")
+    pvalues = _no_pvalues("ranking")
+
+    def _repr_tail(self) -> str:
+        return plural(self.n_tests, "dependency evaluation")
 
     @property
     def sequence(self) -> tuple:
@@ -79,13 +93,13 @@ class FSDMSResult(SelectionResult):
         """An R-style report: the sets A1, B2, C3 and the ranked sequence."""
         header = [
             ("Call", self.call),
-            ("Data", f"{self.n_rows} rows, {self.n_candidates} features, "
-                     f"{self.n_classes} classes"),
+            ("Data", f"{plural(self.n_rows, 'row')}, {plural(self.n_candidates, 'feature')}, "
+                     f"{plural(self.n_classes, 'class', 'classes')}"),
             ("Dependency", self.measure),
             ("Margin", f"E(X) = D(X) - alpha D(F - X), alpha = {self.alpha:g};  D(F) = "
                        f"{self.dependency_all:.4g}"),
-            ("Evaluations", f"{self.n_tests} dependency evaluations, backend: {self.backend} "
-                            f"({self.device}), {self.elapsed:.3g} s"),
+            ("Evaluations", f"{plural(self.n_tests, 'dependency evaluation')}, backend: "
+                            f"{self.backend} ({self.device}), {self.elapsed:.3g} s"),
         ]
         sets = pd.DataFrame(
             {"size": [len(getattr(self, s)) for s in _SET_TITLES],
@@ -93,18 +107,18 @@ class FSDMSResult(SelectionResult):
              "meaning": list(_SET_TITLES.values())},
             index=pd.Index(list(_SET_TITLES), name="set"),
         )
-        table = self.ranking.copy()
+        table = self.ranking
+        ties = table["tie"].value_counts()
         for col in ("gain", "dependency", "remaining", "margin"):
             table[col] = table[col].map(lambda v: f"{v:.4f}")
         table["selected"] = ["*" if f in set(self.selected) else "" for f in table["feature"]]
-        footer = [f"Selected: {len(self.selected)} features ({self.rule})."]
+        footer = [f"Selected: {plural(len(self.selected), 'feature')} ({self.rule})."]
         if len(table) > max_rows:
             footer.append(f"Ranking shows the first {max_rows} of {len(table)} steps "
                           "(all in .ranking).")
             table = table.iloc[:max_rows]
-        ties = self.ranking["tie"].value_counts()
         if ties.get("D", 0) or ties.get("order", 0):
-            footer.append(f"Ties: {ties.get('D', 0)} steps decided by D(P + a), "
+            footer.append(f"Ties: {plural(int(ties.get('D', 0)), 'step')} decided by D(P + a), "
                           f"{ties.get('order', 0)} by column order.")
         return Summary("Feature selection by dependency margin (FSDMS)", header,
                        {"Feature sets:": sets, "Ranking (Algorithm 3):": table}, footer)
@@ -163,6 +177,8 @@ class WFSDMSResult(SelectionResult):
         Its mean accuracy.
     accuracy_all : float
         Mean accuracy of all candidate features.
+    tests : DataFrame
+        No rows: no significance tests (``pvalues`` raises AttributeError).
     """
 
     fsdms: FSDMSResult = field(default=None, repr=False)
@@ -173,27 +189,28 @@ class WFSDMSResult(SelectionResult):
     accuracy: float = float("nan")
     accuracy_all: float = float("nan")
 
-    def __repr__(self) -> str:
-        return (f"<WFSDMSResult wfsdms: {self.target} <- {{{_names(self.selected, 8)}}} "
-                f"({len(self.selected)} of {self.n_candidates}), accuracy {self.accuracy:.4f} "
-                f"(all: {self.accuracy_all:.4f})>")
+    pvalues = _no_pvalues("scores")
+
+    def _repr_tail(self) -> str:
+        return f"accuracy {self.accuracy:.4f} (all: {self.accuracy_all:.4f})"
 
     def summary(self, max_rows: int = 30) -> Summary:
         """An R-style report: accuracy of every nested subset and the best one."""
         header = [
             ("Call", self.call),
-            ("Data", f"{self.n_rows} rows, {self.n_candidates} features"),
+            ("Data", f"{plural(self.n_rows, 'row')}, {plural(self.n_candidates, 'feature')}"),
             ("Dependency", self.fsdms.measure),
             ("Estimator", self.estimator),
             ("Validation", self.cv),
             ("Time", f"{self.elapsed:.3g} s (FSDMS {self.fsdms.elapsed:.3g} s)"),
         ]
-        table = self.scores.copy()
+        table = self.scores
         table["accuracy"] = table["accuracy"].map(lambda v: f"{v:.4f}")
         table["sd"] = table["sd"].map(lambda v: f"{v:.4f}")
         table["best"] = np.where(table.index == self.best_k, "*", "")
-        footer = [f"Best: the first {self.best_k} features, accuracy {self.accuracy:.4f} "
-                  f"(all {self.n_candidates} features: {self.accuracy_all:.4f})."]
+        footer = [f"Best: the first {plural(self.best_k, 'feature')}, accuracy "
+                  f"{self.accuracy:.4f} (all {plural(self.n_candidates, 'feature')}: "
+                  f"{self.accuracy_all:.4f})."]
         if len(table) > max_rows:
             footer.append(f"Showing {max_rows} of {len(table)} subsets (all in .scores).")
             table = table.iloc[:max_rows]
@@ -211,9 +228,9 @@ class WFSDMSResult(SelectionResult):
         ax.plot(k, acc, "-o", color="C0", ms=3, label="WFSDMS nested subsets")
         ax.fill_between(k, acc - sd, acc + sd, color="C0", alpha=0.15, label="+/- 1 sd (folds)")
         ax.axhline(self.accuracy_all, color="k", ls="--", lw=1,
-                   label=f"all {self.n_candidates} features")
+                   label=f"all {plural(self.n_candidates, 'feature')}")
         ax.plot([self.best_k], [self.accuracy], "*", color="C3", ms=12,
-                label=f"best: {self.best_k} features")
+                label=f"best: {plural(self.best_k, 'feature')}")
         ax.set_xlabel("number of features (FSDMS order)")
         ax.set_ylabel("cross-validated accuracy")
         ax.set_title(f"WFSDMS: {self.target}, {self.estimator.split('(')[0]}")

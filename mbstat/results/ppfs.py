@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..ci.base import CIResult, _set_label, format_pvalue
-from .base import SIGNIF_LEGEND, SelectionResult, Summary, stars
+from .base import SIGNIF_LEGEND, SelectionResult, Summary, bh_adjust, plural, stars
 
 __all__ = ["PPIResult", "PPFSResult"]
 
@@ -76,7 +76,7 @@ class PPIResult(CIResult):
             f"{self.statistic_name} = {self.statistic:.6g}, {p}",
             "alternative hypothesis: permuting x increases the risk "
             "(true location shift is greater than 0)",
-            f"model: {self.model} on {self.device}; {self.B} splits, test size "
+            f"model: {self.model} on {self.device}; {plural(self.B, 'split')}, test size "
             f"{self.test_size:g}; {self.loss}",
             "sample estimates (mean over splits):",
             estimates,
@@ -134,6 +134,9 @@ class PPFSResult(SelectionResult):
         The fold whose blanket was returned (None without aggregation).
     fold_importance : DataFrame
         Growth importance log(1/p) of every candidate (rows) in every fold (columns).
+    pvalues : DataFrame
+        The deciding PPI test of every candidate in the chosen fold, with the
+        columns of :attr:`MBResult.pvalues <mbstat.results.MBResult>`.
     trace : DataFrame
         Growth and shrink decisions of every fold: ``fold, phase, action,
         feature, statistic, pvalue, log_pvalue``.
@@ -166,20 +169,48 @@ class PPFSResult(SelectionResult):
         """Whether the K-fold aggregation chose the blanket."""
         return self.chosen_fold is not None
 
+    @property
+    def pvalues(self) -> pd.DataFrame:
+        """The deciding PPI test of each candidate, in the order of ``importance``.
+
+        The shrink test given the rest of the blanket, or the growth test given
+        the empty set for candidates dropped there, from the chosen fold:
+        ``statistic`` (Wilcoxon V, from ``tests``), ``df`` (NaN), ``pvalue``,
+        ``log_pvalue``, ``p_adj`` (Benjamini-Hochberg) and ``selected``, as in
+        :attr:`MBResult.pvalues <mbstat.results.MBResult>`.
+        """
+        imp, log = self.importance, self.tests
+        if self.aggregated:
+            log = log[log["fold"] == self.chosen_fold]
+        # a feature's last grow/shrink test decided it (a shrink test given the
+        # empty set was a cache hit: not logged, and the same as its growth test)
+        log = log[log["phase"].isin(["grow", "shrink"])].drop_duplicates("x", keep="last")
+        deciding = log.set_index("x").reindex(imp.index)
+        frame = pd.DataFrame(
+            {"statistic": deciding["statistic"], "df": deciding["df"], "pvalue": imp["pvalue"],
+             "log_pvalue": -imp["shrink"].fillna(imp["grow"])},
+            index=imp.index,
+        )
+        frame["p_adj"] = bh_adjust(frame["pvalue"])
+        frame["selected"] = imp["selected"]
+        return frame
+
     def summary(self) -> Summary:
         """An R-style report: the blanket, its importance scores and the folds."""
         header = [
             ("Call", self.call),
-            ("Data", f"{self.n_rows} rows, {self.n_candidates} candidates; {self.task}"),
+            ("Data", f"{plural(self.n_rows, 'row')}, {plural(self.n_candidates, 'candidate')}; "
+                     f"{self.task}"),
             ("Model", f"{self.model} on {self.device}"),
-            ("Tests", f"{self.n_tests} PPI tests ({self.B} splits each, test size "
-                      f"{self.test_size:g}, alpha = {self.alpha:g}), {self.n_fits} fits, "
-                      f"{self.elapsed:.3g} s"),
+            ("Tests", f"{plural(self.n_tests, 'PPI test')} ({plural(self.B, 'split')} each, "
+                      f"test size {self.test_size:g}, alpha = {self.alpha:g}), "
+                      f"{plural(self.n_fits, 'fit')}, {self.elapsed:.3g} s"),
         ]
+        zscores, frequency = self.zscores, self.frequency
         if self.aggregated:
-            z = self.zscores.loc[self.chosen_fold]
-            header.append(("Aggregation", f"{self.K} folds; blanket of fold {self.chosen_fold} "
-                                          f"(z = {z:.3g}, the highest)"))
+            z = zscores.loc[self.chosen_fold]
+            header.append(("Aggregation", f"{plural(self.K, 'fold')}; blanket of fold "
+                                          f"{self.chosen_fold} (z = {z:.3g}, the highest)"))
         else:
             header.append(("Aggregation", "none (K < 2): one run on all rows"))
         imp = self.importance
@@ -189,17 +220,17 @@ class PPFSResult(SelectionResult):
         table["p-value"] = sel["pvalue"].map(format_pvalue)
         table["increase"] = sel["increase"].map(lambda v: f"{v:.4g}")
         if self.aggregated:
-            table["folds"] = [f"{int(self.frequency.get(f, 0))}/{self.K}" for f in sel.index]
+            table["folds"] = [f"{int(frequency.get(f, 0))}/{self.K}" for f in sel.index]
         table[""] = sel["pvalue"].map(stars)
         tables = {f"Blanket of {self.target} (importance = log(1/p) given the rest):": table}
         if self.aggregated:
             folds = pd.DataFrame(
                 {
                     "size": [len(b) for b in self.fold_blankets],
-                    "z": self.zscores.to_numpy(),
+                    "z": zscores.to_numpy(),
                     "blanket": [_shorten(b) for b in self.fold_blankets],
                 },
-                index=self.zscores.index,
+                index=zscores.index,
             )
             folds["z"] = folds["z"].map(lambda v: f"{v:.3g}")
             tables["Fold blankets (Eqs. 6-8):"] = folds
@@ -208,8 +239,8 @@ class PPFSResult(SelectionResult):
                   "increase: mean rise of the test risk when the feature is permuted"]
         if len(rest):
             dropped_grow = int(rest["shrink"].isna().sum())
-            footer.append(f"{len(rest)} candidates left out: {dropped_grow} at growth (given "
-                          f"the empty set), {len(rest) - dropped_grow} at shrink.")
+            footer.append(f"{plural(len(rest), 'candidate')} left out: {dropped_grow} at growth "
+                          f"(given the empty set), {len(rest) - dropped_grow} at shrink.")
         return Summary("Markov blanket: predictive permutation feature selection (PPFS)",
                        header, tables, footer)
 
@@ -252,16 +283,17 @@ class PPFSResult(SelectionResult):
     def _plot_folds(self, ax):
         from ..plotting import new_axes
 
-        folds = list(self.zscores.index)
-        feats = [f for f in self.importance.index if self.frequency.get(f, 0) > 0]
+        zscores, frequency = self.zscores, self.frequency
+        folds = list(zscores.index)
+        feats = [f for f in self.importance.index if frequency.get(f, 0) > 0]
         member = np.array([[f in b for b in self.fold_blankets] for f in feats], dtype=float)
         ax = new_axes(ax, figsize=(max(4, 0.6 * len(folds) + 3), max(3, 0.28 * len(feats) + 2)))
         if len(feats):
             ax.imshow(member, aspect="auto", cmap="Greys", vmin=0, vmax=1.6)
         ax.set_xticks(np.arange(len(folds)))
-        ax.set_xticklabels([f"{k}\nz={z:.2g}" for k, z in self.zscores.items()])
+        ax.set_xticklabels([f"{k}\nz={z:.2g}" for k, z in zscores.items()])
         ax.set_yticks(np.arange(len(feats)))
-        ax.set_yticklabels([f"{f} ({int(self.frequency[f])})" for f in feats])
+        ax.set_yticklabels([f"{f} ({int(frequency[f])})" for f in feats])
         if self.chosen_fold is not None:
             pos = folds.index(self.chosen_fold)
             ax.axvspan(pos - 0.5, pos + 0.5, fill=False, edgecolor="C3", lw=2.5)
