@@ -284,3 +284,12 @@ def test_fsdms_has_no_pvalues_and_an_empty_tests_log(results, name, table):
     assert isinstance(tests, pd.DataFrame) and len(tests) == 0
     assert list(tests.columns) == list(mb_tests.columns) and tests.index.name == "test"
     pd.testing.assert_series_equal(tests.dtypes, mb_tests.dtypes)
+
+
+@pytest.mark.parametrize("method", ["iamb", "inter_iamb", "iamb_ip", "mbor", "gs_m", "rgs"])
+def test_call_and_data_lines_show_restricted_candidates(method):
+    asia = mbstat.datasets.sample_network("asia", 500, seed=0)
+    res = getattr(mbstat, method)(asia, "dysp", candidates=["bronc", "either"])
+    assert res.call.endswith('candidates = c("bronc", "either"))')
+    assert "Data:   500 rows, 8 variables (2 candidates)" in str(res.summary())
+    assert "candidates" not in getattr(mbstat, method)(asia, "dysp").call

@@ -211,7 +211,8 @@ def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=
     _gs_m_search(s, m)
     params = {"m": m, "test": s.tester.test_name, "alpha": alpha, "min_per_cell": min_per_cell,
               **test_args}
-    call = format_call("gs_m", data, target=s.target, m=m, test=s.tester.test_name, alpha=alpha)
+    call = format_call("gs_m", data, target=s.target, m=m, test=s.tester.test_name, alpha=alpha,
+                       candidates=None if candidates is None else s.candidates)
     return _finish(s, "gs_m", f"grow-shrink with margin m = {m} (GS^({m}))", call, params,
                    complete=True)
 
@@ -389,7 +390,8 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha
               "test": s.tester.test_name, "alpha": alpha, "min_per_cell": min_per_cell,
               **test_args}
     call = format_call("rgs", data, target=s.target, m=m, k=k, seed=seed_param,
-                       time_budget=time_budget, test=s.tester.test_name, alpha=alpha)
+                       time_budget=time_budget, test=s.tester.test_name, alpha=alpha,
+                       candidates=None if candidates is None else s.candidates)
     return _finish(s, "rgs", f"randomized anytime grow-shrink (RGS^({m},{k}))", call, params,
                    complete=complete)
 

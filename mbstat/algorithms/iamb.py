@@ -145,7 +145,8 @@ def _run(method, data, target, test, alpha, backend, candidates, discretize, na,
     trace = []
     blanket = search(tester, target, cands, method, trace=trace)
     elapsed = time.perf_counter() - start
-    call = format_call(method, data, target=target, test=tester.test_name, alpha=alpha)
+    call = format_call(method, data, target=target, test=tester.test_name, alpha=alpha,
+                       candidates=None if candidates is None else cands)
     return make_mb_result(tester, method=method, target=target, blanket=blanket, call=call,
                           params={"test": tester.test_name, "alpha": alpha, **test_args},
                           elapsed=elapsed, trace=trace, title=_TITLES[method], candidates=cands)

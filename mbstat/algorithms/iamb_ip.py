@@ -108,7 +108,8 @@ def iamb_ip(data, target, prior=None, threshold=0.02, alpha_d=math.log(99), *, s
     elapsed = time.perf_counter() - start
     shown = {k: v for k, v in weights.items() if v != 0}
     call = format_call("iamb_ip", data, target=target, prior=shown or None, threshold=threshold,
-                       alpha_d=alpha_d, scale=scale, test=tester.test_name, alpha=alpha)
+                       alpha_d=alpha_d, scale=scale, test=tester.test_name, alpha=alpha,
+                       candidates=None if candidates is None else cands)
     params = {"test": tester.test_name, "alpha": alpha, "prior": FrozenMapping(weights),
               "threshold": threshold, "alpha_d": alpha_d, "scale": scale, **test_args}
     title = f"IAMB with informative priors (IAMB-IP), {scale} scale"

@@ -293,7 +293,8 @@ def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=No
     pc, sp, pcs, sps = _mbor(tester, target, cands, method, max_k, trace)
     elapsed = time.perf_counter() - start
     call = format_call("mbor", data, target=target, test=tester.test_name, alpha=alpha,
-                       correct_mb=method, max_k=max_k)
+                       correct_mb=method, max_k=max_k,
+                       candidates=None if candidates is None else cands)
     params = {"test": tester.test_name, "alpha": alpha, "correct_mb": method, "max_k": max_k,
               "pcs": tuple(pcs), "sps": tuple(sps), **test_args}
     return make_mb_result(tester, method="mbor", target=target, blanket=[*pc, *sp], call=call,
@@ -396,7 +397,8 @@ def mb_to_pc(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_
     pc, mb = _mb_to_pc(tester, target, cands, method, max_k)
     elapsed = time.perf_counter() - start
     call = format_call("mb_to_pc", data, target=target, test=tester.test_name, alpha=alpha,
-                       correct_mb=method, max_k=max_k)
+                       correct_mb=method, max_k=max_k,
+                       candidates=None if candidates is None else cands)
     params = {"test": tester.test_name, "alpha": alpha, "correct_mb": method, "max_k": max_k,
               "blanket": tuple(mb), **test_args}
     return make_mb_result(tester, method="mb_to_pc", target=target, blanket=pc, call=call,

@@ -146,7 +146,8 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
               "model": model if isinstance(model, str) else type(model).__name__,
               "model_params": dict(model_params or {}), "seed": seed, "n_jobs": n_jobs}
     call = format_call("ppfs", data, target=target_name, alpha=alpha, B=B, K=K,
-                       model=params["model"], seed=seed if isinstance(seed, int) else None)
+                       model=params["model"], seed=seed if isinstance(seed, int) else None,
+                       candidates=None if candidates is None else cands)
     return PPFSResult(
         method="ppfs",
         target=target_name,

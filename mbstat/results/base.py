@@ -185,6 +185,8 @@ class SelectionResult:
         False when an anytime algorithm stopped early (time budget, interrupt).
     tests : DataFrame
         The log of every test performed (no rows for selectors that test nothing).
+    n_variables : int
+        Columns of the data (the target, the candidates and any left out).
 
     Results are immutable: every DataFrame or Series attribute is handed out
     as a deep copy, so editing it never changes the result.
@@ -203,6 +205,7 @@ class SelectionResult:
     device: str = field(repr=False)
     complete: bool = field(default=True, repr=False)
     tests: pd.DataFrame = field(default=None, repr=False)
+    n_variables: int = field(default=0, repr=False)  # columns of the data (0: not recorded)
 
     def __post_init__(self):
         object.__setattr__(self, "params", FrozenMapping(self.params))
@@ -278,7 +281,8 @@ class MBResult(SelectionResult):
         tests += f"{self.elapsed:.3g} s"
         header = [
             ("Call", self.call),
-            ("Data", f"{plural(self.n_rows, 'row')}, {plural(self.n_candidates + 1, 'variable')} "
+            ("Data", f"{plural(self.n_rows, 'row')}, "
+                     f"{plural(self.n_variables or self.n_candidates + 1, 'variable')} "
                      f"({plural(self.n_candidates, 'candidate')})"),
             ("Tests", tests),
         ]
@@ -402,6 +406,7 @@ def make_mb_result(tester, *, method, target, blanket, call, params, elapsed, tr
         call=call,
         n_rows=tester.n,
         n_candidates=len(candidates),
+        n_variables=tester.dataset.n_cols,
         n_tests=n_tests,
         elapsed=elapsed,
         backend=tester.backend.name,
