@@ -32,9 +32,42 @@ def _parse_param(text: str):
         return key.strip(), value
 
 
+def _check_output(path, option: str, image: bool = False) -> None:
+    """Refuse, before any work, an output path that cannot be written: a missing folder,
+    a folder given as the file, an image format matplotlib does not write."""
+    if path is None:
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{option} {path} is a folder; give a file name")
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: the folder {path.parent} does not exist")
+    if image:
+        from matplotlib.figure import Figure
+
+        formats = Figure().canvas.get_supported_filetypes()
+        if path.suffix.lstrip(".").lower() not in formats:
+            raise UsageError(f"{option} {path}: unknown image format {path.suffix!r}; use one "
+                             f"of {', '.join('.' + f for f in sorted(formats))}")
+
+
+def _result_table(result):
+    """The table ``--out`` writes: the p-values, or the ranking of a learner without tests."""
+    try:
+        return "p-value table", result.pvalues
+    except AttributeError:
+        ranking = getattr(result, "ranking", None)
+        return ("ranking", ranking) if ranking is not None else (None, None)
+
+
 # --------------------------------------------------------------------- demo
 def demo(n: int = 5000, seed: int = 1, targets=("HR", "CO", "PVSAT"), plot: str | None = None):
     """Learn a few ALARM blankets with each learner and compare them with the truth."""
+    if n < 2:
+        raise UsageError(f"--rows must be at least 2; got {n}")
+    if seed < 0:
+        raise UsageError(f"--seed must be >= 0; got {seed}")
+    _check_output(plot, "--plot", image=True)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -74,8 +107,10 @@ def select(args) -> int:
     path = Path(args.data)
     if not path.is_file():
         raise UsageError(f"data file not found: {path}")
-    try:
-        data = pd.read_csv(path)
+    _check_output(args.out, "--out")
+    _check_output(args.plot, "--plot", image=True)
+    try:  # nullable dtypes: integer columns with blanks stay integers, not floats
+        data = pd.read_csv(path, dtype_backend="numpy_nullable")
     except Exception as exc:  # parser errors, encoding errors
         raise UsageError(f"cannot read {path} as CSV: {exc}") from None
     if args.target not in data.columns:
@@ -99,11 +134,11 @@ def select(args) -> int:
         raise UsageError(str(exc)) from None
     print(result.summary())
     if args.out:
-        table = getattr(result, "pvalues", None)
+        what, table = _result_table(result)
         if table is None:
-            raise UsageError(f"method {args.method!r} has no p-value table to write")
+            raise UsageError(f"method {args.method!r} has no table to write")
         table.to_csv(args.out)
-        print(f"p-value table written to {args.out}")
+        print(f"{what} written to {args.out}")
     if args.plot:
         import matplotlib
 
@@ -152,22 +187,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("demo", help="learn ALARM blankets from a sample and check them")
-    p.add_argument("--rows", type=int, default=5000)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rows", type=int, default=5000, help="rows to sample (default 5000)")
+    p.add_argument("--seed", type=int, default=1, help="sampling seed (default 1)")
     p.add_argument("--plot", help="where to write the plot (default: a temporary file)")
 
     p = sub.add_parser("select", help="learn the Markov blanket of a column of a CSV file")
     p.add_argument("data", help="CSV file with a header row")
-    p.add_argument("--target", required=True)
-    p.add_argument("--method", default="iamb")
-    p.add_argument("--alpha", type=float)
-    p.add_argument("--test")
+    p.add_argument("--target", required=True, help="the column whose blanket is learned")
+    p.add_argument("--method", default="iamb",
+                   help="a learner: iamb (default), inter_iamb, iamb_ip, mbor, gs_m, rgs, ppfs "
+                        "or fsdms")
+    p.add_argument("--alpha", type=float, help="the tests' level (default: the learner's, 0.05)")
+    p.add_argument("--test", help="a CI test of mbstat.TESTS (default: the learner's, g2)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"))
     p.add_argument("--discretize", type=int, help="equal-frequency bins for float columns")
     p.add_argument("--na", choices=("raise", "drop"))
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="any other argument of the method, e.g. --param m=3")
-    p.add_argument("--out", help="write the p-value table to this CSV file")
+    p.add_argument("--out", help="write the p-value table (fsdms: the ranking) to this CSV file")
     p.add_argument("--plot", help="write the plot to this image file")
 
     p = sub.add_parser("vignettes", help="list or run the vignettes")

@@ -17,6 +17,17 @@ __all__ = ["MarkovBlanketSelector"]
 _TARGET = "__target__"
 
 
+def _target_name(y, columns) -> str:
+    """y's name (a Series') for the learner's target, unless a column of X has it; else
+    ``__target__``, with underscores added until no column has it."""
+    taken = {str(c) for c in columns}
+    name = getattr(y, "name", None)
+    name = _TARGET if name is None or str(name) in taken else str(name)
+    while name in taken:
+        name += "_"
+    return name
+
+
 class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     """Select the features in the Markov blanket of ``y``, learned by an mbstat method.
 
@@ -67,11 +78,12 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
             X, _ = validate_data(self, X, y, dtype=None, ensure_min_samples=2,
                                  ensure_all_finite=True, multi_output=False)
             frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        target = _target_name(y, frame.columns)
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != len(frame):
             raise ValueError(f"y must be 1-D with one entry per row of X ({len(frame)}); "
                              f"got shape {y.shape}")
-        frame[_TARGET] = y
+        frame[target] = y
         kwargs = dict(self.params or {})
         if self.test is not None:
             kwargs["test"] = self.test
@@ -82,9 +94,9 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
             kwargs["discretize"] = bins
         if self.backend is not None:
             kwargs["backend"] = self.backend
-        self.result_ = METHODS[self.method](frame, _TARGET, **kwargs)
-        chosen = set(self.result_.selected)
-        self.support_ = np.array([c in chosen for c in frame.columns[:-1]], dtype=bool)
+        self.result_ = METHODS[self.method](frame, target, **kwargs)
+        chosen = set(self.result_.selected)  # names as the data layer reads them: str(label)
+        self.support_ = np.array([str(c) in chosen for c in frame.columns[:-1]], dtype=bool)
         return self
 
     def _bins(self, frame, test):

@@ -59,13 +59,36 @@ def test_select_passes_parameters(csv):
         (["select", "{csv}", "--target", "either", "--param", "m"], "--param must look like name=value"),
         (["select", "{csv}", "--target", "either", "--param", "bogus=1"], "does not accept ['bogus']"),
         (["vignettes", "no_such_vignette"], "unknown vignette 'no_such_vignette'"),
+        (["select", "{csv}", "--target", "either", "--out", "{csv}.d/p.csv"],
+         "--out {csv}.d/p.csv: the folder {csv}.d does not exist"),
+        (["select", "{csv}", "--target", "either", "--out", "{dir}"], "is a folder"),
+        (["select", "{csv}", "--target", "either", "--plot", "p.nope"], "unknown image format"),
+        (["demo", "--rows", "1"], "--rows must be at least 2; got 1"),
+        (["demo", "--seed", "-1"], "--seed must be >= 0"),
+        (["demo", "--plot", "{csv}.d/d.png"], "the folder {csv}.d does not exist"),
     ],
 )
 def test_user_mistakes_exit_2_without_traceback(csv, args, message):
-    out = run(*[a.replace("{csv}", str(csv)) for a in args])
+    fill = {"{csv}": str(csv), "{dir}": str(csv.parent)}
+    out = run(*[fill.get(a, a.replace("{csv}", str(csv))) for a in args])
     assert out.returncode == 2
-    assert message in out.stderr
+    assert message.replace("{csv}", str(csv)) in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_select_reads_integers_with_blanks_as_discrete_and_writes_rankings(tmp_path):
+    """An integer column with a blank stays an integer column (not floats needing bins); a
+    learner without p-values (fsdms) writes its ranking."""
+    path = tmp_path / "blanks.csv"
+    rows = ["a,b,y"] + [f"{i % 3},{(i // 3) % 2},{i % 3}" for i in range(60)] + ["1,,1"]
+    path.write_text("\n".join(rows) + "\n")
+    out = run("select", str(path), "--target", "y", "--na", "drop")
+    assert out.returncode == 0, out.stderr
+    assert "Blanket of y:" in out.stdout
+    out = run("select", str(path), "--target", "y", "--na", "drop", "--method", "fsdms",
+              "--out", str(tmp_path / "rank.csv"))
+    assert out.returncode == 0, out.stderr
+    assert list(pd.read_csv(tmp_path / "rank.csv")["feature"])[0] == "a"
 
 
 def test_usage_error_exits_2():

@@ -53,3 +53,21 @@ def test_float_features_are_binned_automatically():
 def test_bad_method():
     with pytest.raises(ValueError, match="method must be one of"):
         MarkovBlanketSelector(method="magic").fit(np.zeros((4, 2), dtype=int), [0, 1, 0, 1])
+
+
+def test_integer_column_labels_and_the_targets_name():
+    """Labels that are not strings (read as str(label) by the learners) still map back to
+    their columns; y's name names the target, unless a column of X already has it."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 3, (600, 3))
+    y = np.where(rng.random(600) < 0.8, codes[:, 0], codes[:, 1])
+    sel = MarkovBlanketSelector().fit(pd.DataFrame(codes, columns=[0, 1, 2]),
+                                      pd.Series(y, name="cls"))
+    np.testing.assert_array_equal(sel.support_, [True, True, False])
+    assert sel.result_.target == "cls"
+    clash = pd.DataFrame(codes, columns=["__target__", "b", "c"])
+    sel = MarkovBlanketSelector().fit(clash, y)
+    np.testing.assert_array_equal(sel.support_, [True, True, False])
+    assert sel.result_.target == "__target___"

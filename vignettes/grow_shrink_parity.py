@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -46,7 +47,9 @@ ALGORITHMS = [(f"GS^({m})", m, None) for m in (1, 2, 3)] + [
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small grid, few repetitions")
-    parser.add_argument("--out", default="vignette_output", help="folder for the PNG and CSV")
+    parser.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "mbstat_vignettes"),
+                        help="folder for the PNG and CSV (default: mbstat_vignettes in the "
+                             "temp folder)")
     parser.add_argument("--reps", type=int, default=None,
                         help="repetitions per point (default 20, quick 3)")
     parser.add_argument("--alpha", type=float, default=0.001, help="significance level")

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,7 +57,9 @@ LARGE = list(range(200, 1001, 100))
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="IAMB-IP win/draw/loss protocol")
     parser.add_argument("--quick", action="store_true", help="ALARM, 2 sizes, few repeats")
-    parser.add_argument("--out", default="vignette_output", help="folder for the PNG and CSV")
+    parser.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "mbstat_vignettes"),
+                        help="folder for the PNG and CSV (default: mbstat_vignettes in the "
+                             "temp folder)")
     parser.add_argument("--networks", nargs="+", default=None)
     parser.add_argument("--data-repeats", nargs=2, type=int, default=None,
                         metavar=("SMALL", "LARGE"), help="samples per size (paper: 30 10)")

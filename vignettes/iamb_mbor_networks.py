@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,7 +43,9 @@ METRICS = ["precision", "recall", "F1", "FP", "FN"]
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="IAMB, Inter-IAMB and MBOR on benchmark BNs")
     parser.add_argument("--quick", action="store_true", help="two networks, 500 rows, 1 seed")
-    parser.add_argument("--out", default="vignette_output", help="folder for the PNG and CSV")
+    parser.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "mbstat_vignettes"),
+                        help="folder for the PNG and CSV (default: mbstat_vignettes in the "
+                             "temp folder)")
     parser.add_argument("--seeds", type=int, default=None, help="data sets per size (default 5)")
     parser.add_argument("--alpha", type=float, default=0.05)
     return parser.parse_args(argv)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 
@@ -43,7 +44,7 @@ from mbstat.datasets import load_diabetes, load_wdbc, load_wine  # noqa: E402
 parser = argparse.ArgumentParser(description="PPFS on WDBC, Wine and diabetes")
 parser.add_argument("--quick", action="store_true", help="B = 10 splits, no aggregation")
 parser.add_argument("--out", default=None, help="folder for the PNGs (default: a temp dir)")
-args, _ = parser.parse_known_args()
+args = parser.parse_args(sys.argv[1:] if __name__ == "__main__" else [])  # [] in a notebook
 out = args.out or os.path.join(tempfile.gettempdir(), "mbstat_vignettes")
 os.makedirs(out, exist_ok=True)
 
@@ -172,7 +173,9 @@ print(f"\nsaved {path}")
 
 # %%
 df, target, _ = DATA["WDBC"]
-res = ppfs(df, target, B=B, K=max(K, 3), model="tree", seed=SEED)
+K_WDBC = max(K, 3)  # at least 3 folds here, to show the aggregation even in quick mode
+res = ppfs(df, target, B=B, K=K_WDBC, model="tree", seed=SEED)
+print(f"PPFS on WDBC with B = {B}, K = {K_WDBC}")
 print(res.summary())
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 7))
 res.plot(ax=ax1)
