@@ -59,3 +59,11 @@ def test_data_with_only_the_target_is_refused(asia, method):
     with pytest.raises(ValueError, match="data has no candidate variables besides the "
                                          "target 'dysp'"):
         mbstat.METHODS[method](asia[["dysp"]], "dysp")
+
+
+@pytest.mark.parametrize("method", ["iamb", "inter_iamb", "iamb_ip", "mbor", "gs_m", "rgs"])
+def test_misplaced_parameter_is_named_for_the_learner_and_the_test(asia, method):
+    """What a learner does not take goes to the CI test; refused, the message says both."""
+    with pytest.raises(TypeError, match=r"\['bogus'\]: neither a parameter of this learner nor "
+                                        r"an argument of test 'g2' \(it accepts: min_per_cell\)"):
+        mbstat.METHODS[method](asia, "dysp", bogus=1)

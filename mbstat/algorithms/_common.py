@@ -5,6 +5,7 @@ import numpy as np
 
 from .._validation import check_features
 from ..ci.base import CITester
+from ..ci.registry import UnknownTestArguments
 
 __all__ = ["prepare", "strongest"]
 
@@ -15,8 +16,12 @@ def prepare(data, target, *, test, alpha, backend, discretize=None, na="raise",
 
     Returns (tester, target name, list of candidate names).
     """
-    tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize, na=na,
-                      **(test_args or {}))
+    try:
+        tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize, na=na,
+                          **(test_args or {}))
+    except UnknownTestArguments as exc:  # a misspelt or misplaced parameter of the learner
+        raise TypeError(f"{exc.unknown}: neither a parameter of this learner nor an argument of "
+                        f"test {exc.test!r} (it accepts: {exc.accepted})") from None
     ds = tester.dataset
     t = ds.index(target, "target")
     if ds.n_rows and tester.test_obj.kind == "discrete" and ds.kinds[t] == "discrete":

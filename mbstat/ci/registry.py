@@ -64,6 +64,16 @@ def _check_args(name: str, args: dict) -> dict:
     return args
 
 
+class UnknownTestArguments(TypeError):
+    """Arguments that a CI test does not accept (a learner passes on the ones it does not
+    take itself, so its message can say both)."""
+
+    def __init__(self, test: str, unknown: list, accepts):
+        self.test, self.unknown = test, unknown
+        self.accepted = ", ".join(accepts) or "no arguments"
+        super().__init__(f"test {test!r} does not accept {unknown}; it accepts: {self.accepted}")
+
+
 def make_test(test, data=None, **args) -> CITest:
     """A CITest from a registered name (with its arguments) or a CITest object."""
     if isinstance(test, CITest):
@@ -74,8 +84,7 @@ def make_test(test, data=None, **args) -> CITest:
     spec = TESTS[test]
     unknown = sorted(set(args) - set(spec.accepts))
     if unknown:
-        accepted = ", ".join(spec.accepts) or "no arguments"
-        raise TypeError(f"test {test!r} does not accept {unknown}; it accepts: {accepted}")
+        raise UnknownTestArguments(test, unknown, spec.accepts)
     if test == "oracle" and "dag" not in args:
         from ..bn import BayesianNetwork
 
