@@ -270,6 +270,21 @@ def _scatter(counts, base, xcode, ry, cells, four):  # pragma: no cover - compil
 
 
 @njit(cache=True, nogil=True)
+def _strata_codes(zsrc, zrows, zcards, n):  # pragma: no cover - compiled
+    """The stratum of every row (int32, mixed radix of the rows ``zrows`` of ``zsrc``, first
+    slowest; cells < 2**31, the callers check) and the number of strata."""
+    base = np.zeros(n, np.int32)
+    rz = 1
+    for j in range(zrows.shape[0]):  # column by column: vectorizes, no chain across rows
+        card = np.int32(zcards[j])
+        rz *= zcards[j]
+        zcol = zsrc[zrows[j]]
+        for r in range(n):
+            base[r] = base[r] * card + np.int32(zcol[r])
+    return base, rz
+
+
+@njit(cache=True, nogil=True)
 def _subset_statistics(codes, subsets, cards, y, zsrc, zrows, zcards,
                        rxm, ry):  # pragma: no cover - compiled
     """Statistics of the k tables X_i x y | z, X_i the joint variable of columns subsets[i].
@@ -281,14 +296,7 @@ def _subset_statistics(codes, subsets, cards, y, zsrc, zrows, zcards,
     """
     k, s = subsets.shape
     n = codes.shape[1]
-    rz = 1
-    base = np.zeros(n, np.int32)  # cells < 2**31 (the caller checks): int32 vectorizes
-    for j in range(zrows.shape[0]):  # column by column: vectorizes, no chain across rows
-        card = np.int32(zcards[j])
-        rz *= zcards[j]
-        zcol = zsrc[zrows[j]]
-        for r in range(n):
-            base[r] = base[r] * card + np.int32(zcol[r])
+    base, rz = _strata_codes(zsrc, zrows, zcards, n)
     width = np.int32(rxm * ry)
     for r in range(n):
         base[r] = base[r] * width + np.int32(y[r])
@@ -542,14 +550,7 @@ def _hybrid_cells(codes, words, cards, yi, zcols, rxm, limit):  # pragma: no cov
     """
     n = codes.shape[1]
     ry = cards[yi]
-    rz = 1
-    cell = np.zeros(n, np.int32)
-    for j in range(zcols.shape[0]):  # column by column: vectorizes
-        card = np.int32(cards[zcols[j]])
-        rz *= cards[zcols[j]]
-        zc = codes[zcols[j]]
-        for r in range(n):
-            cell[r] = cell[r] * card + np.int32(zc[r])
+    cell, rz = _strata_codes(codes, zcols, cards[zcols], n)
     yc = codes[yi]
     nry = np.int32(ry)
     for r in range(n):

@@ -31,6 +31,11 @@ def format_pvalue(p: float, digits: int = 4) -> str:
     return f"{p:.{digits}g}"
 
 
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``"1 candidate"``, ``"3 candidates"``: the count and its noun (``nouns`` if irregular)."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
 def _set_label(names) -> str:
     return names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
 
@@ -159,9 +164,8 @@ class CIBatch:
             "df": frame["df"].map(lambda v: "" if math.isnan(v) else f"{v:.6g}"),
             "p-value": frame["pvalue"].map(format_pvalue),
         }, index=frame.index.rename(None))
-        noun = "candidate" if len(self) == 1 else "candidates"
         lines = ["", f"\t{self.method or self.test}", "",
-                 f"data:  x ~ {self.y}{cond}, {len(self)} {noun}", "",
+                 f"data:  x ~ {self.y}{cond}, {plural(len(self), 'candidate')}", "",
                  table.to_string() if len(self) else "(no candidates)"]
         return "\n".join(lines) + "\n"
 
@@ -348,8 +352,6 @@ class CITester:
     def _xkeys(self, xs) -> list:
         """Sorted column-position tuples of the candidates (names looked up in bulk)."""
         index = self.dataset._index
-        if len(xs) == 1 and type(xs[0]) is str and xs[0] in index:  # one test, by name
-            return [(index[xs[0]],)]
         p = self.dataset.n_cols
         try:
             keys = [(index[x],) if type(x) is str else

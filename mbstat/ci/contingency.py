@@ -47,14 +47,6 @@ def chi2_sf_logsf(x, df):
     return tuple(a.reshape(shape)[()] for a in kernels.chi2_sf_logsf(df, x, kernels.CHI2))
 
 
-def _log_gammaincc(a, x):
-    """log Q(a, x) for x > a + 1 by the Lentz continued fraction (compiled, per element)."""
-    out = np.empty(np.shape(x))
-    _kernels().log_gammaincc(np.ascontiguousarray(a, dtype=np.float64).ravel(),
-                             np.ascontiguousarray(x, dtype=np.float64).ravel(), out.reshape(-1))
-    return out
-
-
 class ContingencyTest(CITest):
     """Asymptotic G2 or Pearson X2 test on (stratified) contingency tables.
 

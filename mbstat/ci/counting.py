@@ -260,7 +260,8 @@ def _dense(keys, k, rz, rxm, ry, xp):
     rows = (nxz > 0).sum(axis=2)
     cols = (nyz > 0).sum(axis=2)
     df_adj = (xp.maximum(rows - 1, 0) * xp.maximum(cols - 1, 0)).sum(axis=1)
-    return _stack(xp.maximum(g2, 0.0), xp.maximum(x2, 0.0), df_adj, (counts > 0).sum(axis=(1, 2, 3)))
+    return _stack(xp.maximum(g2, 0.0), xp.maximum(x2, 0.0), df_adj,
+                  (counts > 0).sum(axis=(1, 2, 3)))
 
 
 def _group_sums(ids, weights, xp):
@@ -290,7 +291,8 @@ def _sparse(keys, k, n, rz, rxm, ry, cells, xp):
     _, n_cols = xp.unique(cols_stratum, return_counts=True)
     per_stratum = (xp.maximum(n_rows - 1, 0) * xp.maximum(n_cols - 1, 0)).astype(xp.float64)
     df_adj = xp.bincount(strata // rz, weights=per_stratum, minlength=k)
-    return _stack(xp.maximum(g2, 0.0), xp.maximum(x2, 0.0), df_adj, xp.bincount(cand, minlength=k))
+    return _stack(xp.maximum(g2, 0.0), xp.maximum(x2, 0.0), df_adj,
+                  xp.bincount(cand, minlength=k))
 
 
 def _stack(*columns):

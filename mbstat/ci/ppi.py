@@ -97,7 +97,7 @@ def encode_target(dataset, t: int, task: str):
     present = np.unique(codes)
     if task == "regression":
         levels = dataset.levels[t]
-        if not all(isinstance(lv, (int, float, np.integer, np.floating)) for lv in levels):
+        if not dataset._numeric_levels[t]:
             raise ValueError(f"task='regression' needs a numeric target; {name!r} has levels "
                              f"{list(levels)[:6]}")
         y = np.asarray(levels, dtype=np.float64)[codes]

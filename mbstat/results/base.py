@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._frozen import FrozenMapping
-from ..ci.base import format_pvalue
+from ..ci.base import format_pvalue, plural
 
 __all__ = ["SelectionResult", "MBResult", "Summary", "make_mb_result", "format_call", "stars",
            "plural", "bh_adjust", "empty_tests"]
@@ -30,11 +30,6 @@ def stars(p: float) -> str:
         if p <= cut:
             return mark
     return ""
-
-
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    """``"1 candidate"``, ``"3 candidates"``: the count and its noun (``nouns`` if irregular)."""
-    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
 
 
 def bh_adjust(pvalues) -> np.ndarray:
