@@ -74,7 +74,7 @@ class Dataset:
     def level_bits(self) -> np.ndarray | None:
         """Bitmaps (p, levels, ceil(n / 64)) uint64 of each column's levels, for the CPU's
         popcount counting of small tables; None when they would take over 256 MB."""
-        from .ci._kernels import BIT_LEVELS, level_bits
+        from ._bitmaps import BIT_LEVELS, level_bits
 
         n_levels = int(min(BIT_LEVELS, max(1, self.cardinalities.max(initial=1))))
         if self.n_cols * n_levels * ((self.n_rows + 63) // 64) * 8 > 256 * 2**20:

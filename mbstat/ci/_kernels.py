@@ -17,6 +17,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import get_cython_function_address, intrinsic
 
+from .._bitmaps import BIT_LEVELS, level_bits  # noqa: F401 (Dataset.level_bits; tests)
+
 
 @intrinsic
 def _popcount(typingctx, word):  # pragma: no cover - compiled
@@ -329,52 +331,11 @@ def _subset_statistics(codes, subsets, cards, y, zsrc, zrows, zcards,
     return out
 
 
-#: Columns with at most this many levels get level bitmaps (:func:`level_bits`).
-BIT_LEVELS = 16
 #: Batches smaller than :data:`HYBRID_MIN_BATCH` go to the bitmap kernel while their
 #: query has at most this many (z, y) cells: a cell costs about n / 64 words (1 ns each),
 #: the scatter kernel about n rows (1.25 ns each; 6 + 0.3 per cell against 25
 #: microseconds, one candidate, ALARM, 20,000 rows).
 FEW_CELLS = 64
-
-
-#: Columns of at most this many levels get their bitmaps by comparisons (:func:`level_bits`).
-COMPARE_LEVELS = 8
-
-
-@njit(cache=True, nogil=True)
-def level_bits(codes, n_levels, cards):  # pragma: no cover - compiled
-    """Bitmaps (p, n_levels, ceil(n / 64)) of each column's levels: bit r of row a is set
-    where row r has level a (levels >= n_levels are left out).
-
-    A column of few levels (``cards``) is compared with each level, 64 rows to a word
-    (branch-free, vectorized: 3x faster than setting bits row by row at 4 levels);
-    one of many levels sets each row's bit.
-    """
-    n, p = codes.shape
-    words = (n + 63) >> 6
-    full = n >> 6
-    bits = np.zeros((p, n_levels, words), np.uint64)
-    for c in range(p):
-        if cards[c] == 0:  # continuous: no levels
-            continue
-        col = codes[:, c]
-        levels = min(n_levels, cards[c])
-        start = 0
-        if levels <= COMPARE_LEVELS:
-            for w in range(full):
-                base = w << 6
-                for a in range(levels):
-                    acc = np.uint64(0)
-                    for i in range(64):
-                        acc |= np.uint64(col[base + i] == a) << np.uint64(i)
-                    bits[c, a, w] = acc
-            start = full << 6
-        for r in range(start, n):
-            v = col[r]
-            if v < n_levels:
-                bits[c, v, r >> 6] |= np.uint64(1) << np.uint64(r & 63)
-    return bits
 
 
 @njit(cache=True, nogil=True)
