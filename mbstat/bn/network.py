@@ -27,7 +27,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from ._validation import check_int, check_number, check_seed
+from .._validation import check_int, check_number, check_seed
 
 __all__ = [
     "BayesianNetwork",
