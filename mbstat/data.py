@@ -197,16 +197,40 @@ def _preview(names, k: int = 8) -> str:
     return f"[{shown}{', ...' if len(names) > k else ''}] ({len(names)} in all)"
 
 
+def _column_names(labels, param=None) -> tuple:
+    """The columns' names as text; refuse names that repeat, also after ``str()``
+    (the labels 1 and "1" both name the column "1")."""
+    names = tuple(str(c) for c in labels)
+    seen = {}
+    for label, name in zip(labels, names):
+        seen.setdefault(name, []).append(label)
+    dupes = {name: found for name, found in seen.items() if len(found) > 1}
+    if dupes:
+        where = f"{param} has duplicate entries" if param else "data has duplicate column names"
+        clashes = [f"{name!r} from the labels {', '.join(map(repr, found))}"
+                   for name, found in dupes.items()
+                   if len({(type(c), c) for c in found}) > 1]
+        detail = f" ({'; '.join(clashes)})" if clashes else ""
+        raise ValueError(f"{where}: {sorted(dupes)}{detail}; give each column its own name")
+    return names
+
+
 def as_dataset(data, names=None, *, na: str = "raise", discretize=None) -> Dataset:
     """Check and encode ``data`` once.
 
     Parameters
     ----------
-    data : DataFrame, 2-D ndarray or Dataset
+    data : DataFrame, 2-D ndarray, structured array or Dataset
         Categorical, string, bool and integer columns are discrete; float
-        columns are continuous.
+        columns are continuous. The fields of a structured (record) array
+        are its columns. In an object column numpy scalars count as the
+        Python values they hold (``np.int64(2)`` is an int) and numbers are
+        encoded as in a typed column (floats, or ints mixed with floats, are
+        continuous); other mixes of types are refused. Column labels become
+        text (``str``) and must stay distinct.
     names : sequence of str, optional
-        Column names for an array (default ``V1 .. Vp`` as in R).
+        Column names for an array (default ``V1 .. Vp`` as in R; for a
+        structured array, its field names).
     na : {"raise", "drop"}
         Missing values raise an error naming the columns, or their rows are dropped.
     discretize : int, optional
@@ -228,25 +252,22 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None) -> Datas
     frame = _to_frame(data, names)
     if frame.shape[1] == 0:
         raise ValueError("data has no columns")
-    dupes = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
-    if dupes:
-        raise ValueError(f"data has duplicate column names: {dupes}")
-    bad_names = [c for c in frame.columns if not isinstance(c, str)]
-    if bad_names:
-        frame = frame.rename(columns={c: str(c) for c in bad_names})
-    missing = frame.isna().any(axis=0)
+    col_names = _column_names(frame.columns, "names" if names is not None else None)
+    missing = frame.isna().to_numpy()
     if missing.any():
         if na == "raise":
-            cols = list(frame.columns[missing.to_numpy()])
+            cols = [n for n, m in zip(col_names, missing.any(axis=0)) if m]
             raise ValueError(
                 f"data has missing values (NaN/None) in columns {cols}; "
                 "remove them or pass na='drop' to drop incomplete rows"
             )
-        frame = frame.loc[~frame.isna().any(axis=1)]
+        frame = frame.iloc[~missing.any(axis=1)]
     if len(frame) < 2:
         raise ValueError(f"data must have at least 2 rows; got {len(frame)}")
 
-    columns = [_encode_column(name, frame[name], discretize) for name in frame.columns]
+    # by position: labels such as 1 and 1.0 may not select one column each
+    columns = [_encode_column(name, frame.iloc[:, j], discretize)
+               for j, name in enumerate(col_names)]
     n_levels = max((len(lv) for _, lv, _ in columns), default=0)
     dtype = np.min_scalar_type(max(n_levels - 1, 0))
     codes = np.zeros((len(frame), len(columns)), dtype=dtype, order="F")
@@ -263,7 +284,7 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None) -> Datas
     return Dataset(
         codes=codes,
         levels=tuple(lv for _, lv, _ in columns),
-        names=tuple(str(c) for c in frame.columns),
+        names=col_names,
         kinds=tuple(kind for _, _, kind in columns),
         values=values,
     )
@@ -280,16 +301,31 @@ def _to_frame(data, names) -> pd.DataFrame:
         raise TypeError(f"data must be a DataFrame, a 2-D array or a Dataset; got a "
                         f"{type(data).__name__} (pandas.DataFrame(data) makes one)")
     arr = np.asarray(data)
-    if arr.ndim != 2:
+    if arr.dtype.names is not None:  # structured or record array: its fields are the columns
+        if arr.ndim != 1:
+            raise ValueError(f"data: a structured array must be 1-D (one record a row); got "
+                             f"shape {arr.shape}")
+        columns = []
+        for field in arr.dtype.names:
+            col = np.asarray(arr[field])
+            if col.ndim != 1:
+                raise ValueError(f"data: field {field!r} holds arrays of shape {col.shape[1:]} "
+                                 "per record; give each column one value a row")
+            columns.append(col)
+        default = list(arr.dtype.names)
+    elif arr.ndim != 2:
         raise ValueError(f"data must be a 2-D array; got {arr.ndim}-D with shape {arr.shape}")
+    else:
+        columns = [arr[:, j] for j in range(arr.shape[1])]
+        default = [f"V{j + 1}" for j in range(arr.shape[1])]
     if names is None:
-        names = [f"V{j + 1}" for j in range(arr.shape[1])]
-    names = [str(n) for n in names]
-    if len(names) != arr.shape[1]:
-        raise ValueError(f"names has {len(names)} entries but data has {arr.shape[1]} columns")
-    return pd.DataFrame({i: arr[:, j] for j, i in enumerate(range(arr.shape[1]))}).set_axis(
-        names, axis=1
-    )
+        names = default
+    elif isinstance(names, str) or not isinstance(names, Iterable):
+        raise TypeError(f"names must be a list of column names; got {names!r}")
+    names = list(names)
+    if len(names) != len(columns):
+        raise ValueError(f"names has {len(names)} entries but data has {len(columns)} columns")
+    return pd.DataFrame(dict(enumerate(columns))).set_axis(names, axis=1)
 
 
 def _encode_column(name, col: pd.Series, discretize):
@@ -303,23 +339,49 @@ def _encode_column(name, col: pd.Series, discretize):
         levels, codes = np.unique(col.to_numpy(), return_inverse=True)
         return codes, tuple(levels.tolist()), DISCRETE
     if pd.api.types.is_float_dtype(dtype):
-        values = col.to_numpy(np.float64)
-        if not np.isfinite(values).all():
-            raise ValueError(f"column {name!r} has infinite values")
-        if discretize is None:
-            return values, (), CONTINUOUS
-        return _equal_frequency_bins(values, discretize)
-    # object / string columns: every entry must be of one type
+        return _encode_floats(name, col.to_numpy(np.float64), discretize)
+    # object / string columns: every entry must be of one kind; numpy scalars count as the
+    # Python values they hold (np.int64(2) is an int, np.str_("a") a str)
     values = col.to_numpy(object)
-    types = {type(v) for v in values}
-    if len(types) > 1:
-        shown = sorted(t.__name__ for t in types)
+    types = set(map(type, values))
+    if any(issubclass(t, np.generic) for t in types):
+        values = np.array([v.item() if isinstance(v, np.generic) else v for v in values],
+                          dtype=object)
+        types = set(map(type, values))
+    kinds = {_type_kind(t) for t in types}
+    if len(kinds) > 1 and kinds != {"int", "float"}:
+        examples = {}
+        for v in values:
+            examples.setdefault(_type_kind(type(v)), v)
+        shown = ", ".join(f"{k} (e.g. {v!r})" for k, v in sorted(examples.items()))
         raise TypeError(f"column {name!r} mixes types {shown}; give each column one type")
+    if "float" in kinds:  # numbers as objects: continuous, as the same floats in a float column
+        return _encode_floats(name, values.astype(np.float64), discretize)
+    if kinds == {"bool"}:
+        return values.astype(bool).astype(np.int64), (False, True), DISCRETE
     try:
         levels, codes = np.unique(values, return_inverse=True)
     except TypeError as exc:
         raise TypeError(f"column {name!r} has values that cannot be ordered: {exc}") from None
     return codes, tuple(levels.tolist()), DISCRETE
+
+
+def _type_kind(cls: type) -> str:
+    """The kind of an object column's entries of type ``cls``: bool, int, float (other real
+    numbers), str, or the type's name."""
+    for kind, base in (("bool", bool), ("int", numbers.Integral), ("float", numbers.Real),
+                       ("str", str)):
+        if issubclass(cls, base):
+            return kind
+    return cls.__name__
+
+
+def _encode_floats(name, values: np.ndarray, discretize):
+    if not np.isfinite(values).all():
+        raise ValueError(f"column {name!r} has infinite values")
+    if discretize is None:
+        return values, (), CONTINUOUS
+    return _equal_frequency_bins(values, discretize)
 
 
 def _equal_frequency_bins(values: np.ndarray, bins: int):

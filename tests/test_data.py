@@ -137,3 +137,123 @@ def test_continuous_columns_refused_by_discrete_tests():
         ci_test(df, "num", "cat")
     res = ci_test(df, "num", "cat", discretize=2)
     assert 0 <= res.pvalue <= 1
+
+
+@pytest.mark.parametrize(
+    "columns, message",
+    [
+        ([1, "1"], r"duplicate column names: \['1'\] \('1' from the labels 1, '1'\)"),
+        (["a", "b", "a", "b"], r"duplicate column names: \['a', 'b'\]; give each"),
+    ],
+)
+def test_labels_that_collide_as_text_are_refused(columns, message):
+    """1 and "1" both name the column "1": a clear error, not a crash inside pandas."""
+    df = pd.DataFrame(np.arange(2 * len(columns)).reshape(2, -1) % 2)
+    df.columns = columns
+    with pytest.raises(ValueError, match=message):
+        as_dataset(df)
+
+
+def test_duplicate_names_for_an_array_name_the_parameter():
+    with pytest.raises(ValueError, match=r"names has duplicate entries: \['a'\]"):
+        as_dataset(np.zeros((3, 2), dtype=int), names=["a", "a"])
+    with pytest.raises(TypeError, match="names must be a list of column names"):
+        as_dataset(np.zeros((3, 2), dtype=int), names="ab")
+
+
+def test_non_string_labels_become_text_names():
+    df = pd.DataFrame({1: [0, 1, 0], 2.5: ["a", "b", "a"], ("t", 1): [1, 1, 2]})
+    ds = as_dataset(df)
+    assert ds.names == ("1", "2.5", "('t', 1)")
+    assert ds.levels[1] == ("a", "b")
+    df = pd.DataFrame([[0, "a"], [1, "b"]])
+    df.columns = pd.Index([1, 1.0], dtype=object)  # equal labels, distinct names
+    assert as_dataset(df).names == ("1", "1.0")
+
+
+def test_numpy_scalars_in_object_columns_count_as_python_values():
+    """An object column mixing int and np.int64 (or str and np.str_, bool and np.bool_)
+    holds one type of value."""
+    df = pd.DataFrame({
+        "i": pd.Series([1, np.int64(2), 1, np.int32(3)], dtype=object),
+        "s": pd.Series(["a", np.str_("b"), "a", "b"], dtype=object),
+        "b": pd.Series([True, np.bool_(False), True, False], dtype=object),
+    })
+    before = df.copy(deep=True)
+    ds = as_dataset(df)
+    assert ds.kinds == ("discrete",) * 3
+    assert ds.levels == ((1, 2, 3), ("a", "b"), (False, True))
+    assert all(type(v) is int for v in ds.levels[0])
+    np.testing.assert_array_equal(ds.codes[:, 0], [0, 1, 0, 2])
+    np.testing.assert_array_equal(ds.codes[:, 2], [1, 0, 1, 0])
+    pd.testing.assert_frame_equal(df, before)
+    assert all(type(v) is not int for v in df["i"][1::2])  # the caller's values untouched
+
+
+def test_numbers_in_object_columns_are_encoded_as_in_typed_columns():
+    """Floats held as objects are continuous as in a float column (not one level per value);
+    bools mixed with numbers are refused with examples of each."""
+    df = pd.DataFrame({"f": pd.Series([0.5, 1, np.float32(2.5), 3.25], dtype=object),
+                       "g": [0.5, 1.0, 2.5, 3.25]})
+    ds = as_dataset(df)
+    assert ds.kinds == ("continuous", "continuous")
+    np.testing.assert_array_equal(ds.values[:, 0], ds.values[:, 1])
+    assert as_dataset(df, discretize=2).levels[0] == as_dataset(df, discretize=2).levels[1]
+    bad = pd.DataFrame({"m": pd.Series([True, 1, 0], dtype=object)})
+    with pytest.raises(TypeError, match=r"column 'm' mixes types bool \(e.g. True\), int "
+                                        r"\(e.g. 1\)"):
+        as_dataset(bad)
+    bad = pd.DataFrame({"m": pd.Series([1.5, "a", 2.5], dtype=object)})
+    with pytest.raises(TypeError, match=r"column 'm' mixes types float \(e.g. 1.5\), "
+                                        r"str \(e.g. 'a'\)"):
+        as_dataset(bad)
+    inf = pd.DataFrame({"m": pd.Series([1.5, np.inf, 2], dtype=object)})
+    with pytest.raises(ValueError, match="column 'm' has infinite values"):
+        as_dataset(inf)
+
+
+def test_structured_and_record_arrays_give_named_columns():
+    arr = np.array([(1, "a", 0.5), (2, "b", 1.5), (1, "a", 2.5)],
+                   dtype=[("x", int), ("y", "U1"), ("z", float)])
+    before = arr.copy()
+    for data in (arr, arr.view(np.recarray)):
+        ds = as_dataset(data)
+        assert ds.names == ("x", "y", "z")
+        assert ds.kinds == ("discrete", "discrete", "continuous")
+        assert ds.levels[:2] == ((1, 2), ("a", "b"))
+        np.testing.assert_array_equal(ds.codes[:, 1], [0, 1, 0])
+    assert as_dataset(arr, names=["p", "q", "r"]).names == ("p", "q", "r")
+    np.testing.assert_array_equal(arr, before)
+    with pytest.raises(ValueError, match="names has 2 entries but data has 3 columns"):
+        as_dataset(arr, names=["p", "q"])
+    with pytest.raises(ValueError, match=r"field 'v' holds arrays of shape \(2,\)"):
+        as_dataset(np.zeros(3, dtype=[("u", int), ("v", int, (2,))]))
+    with pytest.raises(ValueError, match=r"structured array must be 1-D.*\(3, 1\)"):
+        as_dataset(arr.reshape(3, 1))
+
+
+def test_nullable_and_categorical_columns():
+    """pandas' nullable dtypes encode as their numpy counterparts; missing values in them
+    are found and dropped; declared but unused categories are kept as levels."""
+    df = pd.DataFrame({
+        "I": pd.array([1, 2, None, 2, 1], dtype="Int64"),
+        "S": pd.array(["a", "b", "a", None, "b"], dtype="string"),
+        "B": pd.array([True, False, True, True, None], dtype="boolean"),
+        "F": pd.array([0.5, 1.5, 2.5, 3.5, 4.5], dtype="Float64"),
+        "C": pd.Categorical(["u", "v", "u", "v", "u"], categories=["u", "v", "w"]),
+    })
+    with pytest.raises(ValueError, match=r"missing values .*\['I', 'S', 'B'\]"):
+        as_dataset(df)
+    ds = as_dataset(df, na="drop")
+    assert ds.n_rows == 2 and ds.kinds == ("discrete",) * 3 + ("continuous", "discrete")
+    assert ds.levels[:3] == ((1, 2), ("a", "b"), (False, True))
+    assert ds.levels[4] == ("u", "v", "w")
+    np.testing.assert_array_equal(ds.codes[:, :3], [[0, 0, 1], [1, 1, 0]])
+
+
+def test_rows_dropped_by_position_with_a_repeated_index():
+    df = pd.DataFrame({"a": [1, 2, None, 1, 2], "b": ["x", "y", "x", "y", "x"]},
+                      index=[0, 0, 1, 1, 2])
+    ds = as_dataset(df, na="drop")
+    np.testing.assert_array_equal(ds.values[:, 0], [1, 2, 1, 2])
+    np.testing.assert_array_equal(ds.codes[:, 1], [0, 1, 1, 0])
