@@ -341,6 +341,22 @@ def test_pickle_and_equality(networks):
     assert networks["asia"] != networks["cancer"]
 
 
+def test_pickles_from_before_the_package_split_load(networks):
+    """mbstat.bn was one module: its pickles name the class mbstat.bn.BayesianNetwork."""
+    net = networks["asia"]
+    now = pickle.dumps(net, protocol=2)  # protocol 2 writes the class path as text
+    here = f"c{type(net).__module__}\nBayesianNetwork\n".encode()
+    assert here in now
+    before = now.replace(here, b"cmbstat.bn\nBayesianNetwork\n")
+    assert pickle.loads(before) == net
+    # and the public names stay where users import them
+    import mbstat.bn
+
+    assert set(mbstat.bn.__all__) == {"BayesianNetwork", "DSeparator", "blanket_scores",
+                                      "d_separated", "from_edges", "random_dag", "read_bif"}
+    assert d_separated(net, "asia", "smoke") and not d_separated(net, "asia", "dysp")
+
+
 # ---------------------------------------------------------------------------
 # d-separation
 # ---------------------------------------------------------------------------
