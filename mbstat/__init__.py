@@ -1,8 +1,9 @@
 """mbstat: Markov-blanket feature selection with an R-style functional API."""
 from __future__ import annotations
 
-from .algorithms import (METHODS, fsdms, gs_m, iamb, iamb_ip, inter_iamb, mb_to_pc, mbor,
-                         pc_superset, ppfs, rgs, sp_superset, wfsdms)
+from .algorithms import (LEARNERS, METHODS, fsdms, gs_m, iamb, iamb_ip, inter_iamb,
+                         learners_table, mb_to_pc, mbor, member_tests, pc_superset, ppfs, rgs,
+                         sp_superset, wfsdms)
 from .blankets import BlanketCollection, blankets
 from .backend import get_backend, gpu_available, set_backend
 from .ci import TESTS, CIResult, ci_test, ci_test_batch, cond_mutual_info, tests_table
@@ -15,6 +16,7 @@ __version__ = "0.1.0"
 __all__ = [
     "as_dataset", "BlanketCollection", "blankets", "ci_test", "ci_test_batch", "CIResult",
     "cond_mutual_info", "Dataset", "dependency", "fsdms", "get_backend", "gpu_available", "gs_m",
-    "iamb", "iamb_ip", "inter_iamb", "mb_to_pc", "mbor", "METHODS", "pc_superset", "ppfs",
+    "iamb", "iamb_ip", "inter_iamb", "LEARNERS", "learners_table", "mb_to_pc", "mbor",
+    "member_tests", "METHODS", "pc_superset", "ppfs",
     "ppi_test", "rgs", "set_backend", "sp_superset", "TESTS", "tests_table", "wfsdms",
 ]

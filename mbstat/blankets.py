@@ -116,7 +116,7 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, **p
         Names or positions (checked as a learner checks ``target``); default
         all variables.
     method : str
-        A name in :data:`mbstat.METHODS` ("iamb", "inter_iamb", "mbor", ...).
+        A learner of :data:`mbstat.LEARNERS` ("iamb", "inter_iamb", "mbor", ...).
     n_jobs : int
         joblib workers (-1: all cores). The backend follows the caller's
         ``joblib.parallel_config`` (threads, loky processes, or Dask).
@@ -131,12 +131,12 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, **p
     """
     from joblib import Parallel, delayed
 
-    from .algorithms import METHODS
+    from .algorithms import LEARNERS
     from ._validation import check_choice
 
-    check_choice("method", method, METHODS)
+    check_choice("method", method, LEARNERS)
     check_n_jobs(n_jobs)
-    func = METHODS[method]
+    func = LEARNERS[method].function
     from .bn import BayesianNetwork
     from .ci.base import _names_only
 

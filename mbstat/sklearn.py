@@ -34,7 +34,7 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     Parameters
     ----------
     method : str
-        A name in :data:`mbstat.METHODS` (default "iamb").
+        A learner of :data:`mbstat.LEARNERS` (default "iamb").
     alpha : float or None
         The method's ``alpha`` (the significance level of CI-test methods);
         None keeps the method's default.
@@ -102,13 +102,11 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     def _bins(self, frame, test):
         if self.discretize != "auto":
             return self.discretize
-        import inspect
-
-        from .algorithms import METHODS
+        from .algorithms import LEARNERS
         from .ci import TESTS
 
-        if "test" not in inspect.signature(METHODS[self.method]).parameters:
-            return None  # not a CI-test method (ppfs, fsdms): the data goes as it is
+        if LEARNERS[self.method].kind != "ci":
+            return None  # not a CI-test learner (ppfs, fsdms): the data goes as it is
         discrete_test = test is None or (isinstance(test, str) and TESTS[test].data == "discrete")
         has_float = any(pd.api.types.is_float_dtype(t) for t in frame.dtypes)
         return 5 if discrete_test and has_float else None

@@ -43,8 +43,14 @@ def test_ppfs_and_fsdms_leave_data_unchanged_and_repeat():
 def test_public_names_exist():
     for name in mbstat.__all__:
         assert hasattr(mbstat, name), name
-    assert set(mbstat.METHODS) == {"iamb", "inter_iamb", "iamb_ip", "mbor", "gs_m", "rgs",
-                                   "ppfs", "fsdms"}
+    assert set(mbstat.METHODS) == {"iamb", "inter_iamb", "iamb_ip", "mbor", "mb_to_pc", "gs_m",
+                                   "rgs", "ppfs", "fsdms", "wfsdms"}
+    assert set(mbstat.LEARNERS) == set(mbstat.METHODS)
+    table = mbstat.learners_table()
+    assert table.index.name == "learner" and list(table.index) == list(mbstat.LEARNERS)
+    assert table.loc["gs_m", "kind"] == "CI-test learner"
+    assert "m, k, seed, time_budget" in table.loc["rgs", "arguments"]
+    assert table.loc["ppfs", "kind"] == "model-based" and table.loc["fsdms", "kind"] == "ranking"
 
 
 @pytest.mark.parametrize("method", sorted(ARGS))

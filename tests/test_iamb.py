@@ -8,6 +8,8 @@ matplotlib.use("Agg")
 import numpy as np
 import pandas as pd
 import pytest
+
+import mbstat
 from scipy import stats
 
 from mbstat.algorithms.iamb import iamb, inter_iamb, search
@@ -252,9 +254,37 @@ def test_bad_arguments(alarm, kwargs, error, match):
 def test_bad_target(alarm):
     with pytest.raises(ValueError, match="target"):
         iamb(alarm, "NOPE")
+    with pytest.raises(TypeError, match=r"target must be .*got list of 3 items"):
+        iamb(alarm, ["HR", "CO", "BP"])
+
+
+@pytest.mark.parametrize("method", ["iamb", "inter_iamb", "iamb_ip", "gs_m", "rgs", "mbor"])
+def test_constant_target_has_an_empty_blanket(alarm, method):
+    """As bnlearn: a constant target has an empty blanket, with a warning and a note."""
     const = alarm.assign(K=pd.Categorical(["a"] * len(alarm)))
-    with pytest.raises(ValueError, match="constant"):
-        iamb(const, "K")
+    with pytest.warns(UserWarning, match="'K' is constant"):
+        res = getattr(mbstat, method)(const, "K")
+    assert res.blanket == () and res.n_tests == 0
+    assert "constant" in str(res.summary())
+    assert (res.evidence["phase"] == "constant target").all()
+    # and it no longer breaks a run over every variable
+    coll = mbstat.blankets(const[["K", "HR", "CO"]], method="iamb")
+    assert coll["K"].blanket == ()
+
+
+def test_target_as_values_like_scikit_learn(alarm):
+    """iamb(X, y): the data holds the features, the target comes as a Series or an array."""
+    X, y = alarm.drop(columns="HR"), alarm["HR"]
+    by_name = iamb(alarm, "HR")
+    by_series = iamb(X, y)
+    assert by_series.blanket == by_name.blanket and by_series.target == "HR"
+    by_array = iamb(X, y.to_numpy())
+    assert by_array.blanket == by_name.blanket and by_array.target == "y"
+    assert list(X.columns) == [c for c in alarm.columns if c != "HR"]  # caller's frame untouched
+    with pytest.raises(ValueError, match="4999 values but data has 5000 rows"):
+        iamb(X, y.iloc[1:].to_numpy())
+    with pytest.raises(ValueError, match="index does not match"):
+        iamb(X, y.set_axis(y.index + 1))
 
 
 def test_custom_rule_drives_both_phases():

@@ -45,7 +45,8 @@ def test_summary_reads_like_r(result):
     assert 'Call:   iamb(data = <DataFrame 5000 x 8>, target = "either", test = "g2", alpha = 0.05)' in text
     assert "Data:   5000 rows, 8 variables (7 candidates)" in text
     assert "Tests:" in text and f"backend: {result.backend} ({result.device})" in text
-    assert "Blanket of either:" in text and "p.adj (BH)" in text
+    assert "Blanket of either (each member's weakest test that kept it, given z):" in text
+    assert "p.adj (BH)" in text and "given" in text
     assert "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1" in text
     for feature in result.blanket:
         assert feature in text
@@ -58,19 +59,55 @@ def test_pvalue_table(result):
     nodes = mbstat.datasets.load_network("asia").nodes
     assert sorted(table.index) == sorted(c for c in nodes if c != "either")
     assert len(table) == 7 and "either" not in table.index
-    assert list(table.columns) == ["statistic", "df", "pvalue", "log_pvalue", "p_adj", "selected"]
+    assert list(table.columns) == ["decision", "phase", "x", "z", "statistic", "df", "pvalue",
+                                   "log_pvalue", "criterion", "skipped", "p_adj", "selected"]
     assert table["selected"].sum() == len(result.blanket)
     np.testing.assert_allclose(table["p_adj"], multipletests(table["pvalue"], method="fdr_bh")[1])
-    # members are tested given the rest of the blanket
+    # each row is a test the search made, with its conditioning set, from the tests log
+    log = result.tests
+    for feature, row in table.iterrows():
+        made = log[(log["x"] == feature) & (log["z"] == row["z"])]
+        assert len(made) == 1 and made["statistic"].iloc[0] == row["statistic"]
+        assert made["independent"].iloc[0] == (row["decision"] == "exclude")
+
+
+def test_significance_chosen_when_asked(result):
+    for adjust, method in (("bonferroni", "bonferroni"), ("holm", "holm"), ("BY", "fdr_by")):
+        table = result.table(adjust=adjust)
+        np.testing.assert_allclose(table["p_adj"], multipletests(table["pvalue"],
+                                                                 method=method)[1])
+        assert f"p.adj ({adjust})" in str(result.summary(adjust=adjust))
+    np.testing.assert_array_equal(result.table("none")["p_adj"], result.table()["pvalue"])
+    assert "p.adj " not in str(result.summary(adjust="none")).replace("p.adj  ", "")
+    with pytest.raises(ValueError, match="adjust"):
+        result.table(adjust="fdr")
+    with pytest.raises(ValueError, match="alpha"):
+        result.summary(alpha=2)
+
+
+def test_member_tests_on_request(result):
+    data = sample_network("asia", 5000, seed=3)
+    table = mbstat.member_tests(data, result)
     member = result.blanket[0]
     rest = [b for b in result.blanket if b != member]
-    direct = mbstat.ci_test(sample_network("asia", 5000, seed=3), member, "either", rest)
+    direct = mbstat.ci_test(data, member, "either", rest)
     assert table.loc[member, "statistic"] == pytest.approx(direct.statistic)
+    assert table["selected"].sum() == len(result.blanket)
+    assert len(result.tests) == result.n_tests  # the result itself never tests
+
+
+def test_results_compare_by_value_and_survive_pickling(result):
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(result))
+    assert copy == result and hash(copy) == hash(result)
+    assert result != dataclasses.replace(result, selected=())
+    assert (result == 3) is False
 
 
 def test_tests_log_and_trace(result):
     assert result.n_tests > 0 and len(result.tests) >= result.n_tests
-    assert set(result.tests["phase"]) <= {"grow", "shrink", "report"}
+    assert set(result.tests["phase"]) <= {"grow", "shrink"}
     trace = result.trace
     assert trace.index.name == "step"
     assert list(trace.columns) == ["phase", "action", "feature", "statistic", "pvalue", "log_pvalue"]
@@ -236,27 +273,27 @@ def test_empty_selection_prints_empty_braces(asia, results):
     assert "dysp <- {} (0 of 7)" in repr(dataclasses.replace(results["iamb"], selected=()))
 
 
-def test_low_power_note_counts_the_rows_shown():
-    res = mbstat.mbor(sample_network("alarm", 5000, seed=1), "HR")
-    table = res.pvalues
-    weak = table["df"] * 5 > res.n_rows
-    assert weak.sum() > weak[table["selected"]].sum() > 0
-    text = str(res.summary())
-    assert f"Note: {weak[table['selected']].sum()} of these tests have fewer" in text
+def test_low_power_note_counts_the_rows_shown(result):
+    table = result.evidence
+    keep = table["decision"] == "keep"
     # weak tests outside the blanket only: no note under the blanket's table
-    table.loc[table["selected"], "df"] = 1.0
-    table.loc[~table["selected"], "df"] = 1e6
-    text = str(dataclasses.replace(res, pvalues=table).summary())
+    table.loc[keep, "df"] = 1.0
+    table.loc[~keep, "df"] = 1e6
+    text = str(dataclasses.replace(result, evidence=table).summary())
     assert "rows per degree of freedom" not in text
-    table.loc[table.index[table["selected"]][0], "df"] = 1e6
-    text = str(dataclasses.replace(res, pvalues=table).summary())
-    assert "Note: 1 of these tests has fewer" in text
+    table.loc[table.index[keep][0], "df"] = 1e6
+    text = str(dataclasses.replace(result, evidence=table).summary())
+    assert "Note: 1 of these tests has fewer than 5 rows per degree of freedom" in text
+    table.loc[keep, "df"] = 1e6
+    text = str(dataclasses.replace(result, evidence=table).summary())
+    assert f"Note: {int(keep.sum())} of these tests have fewer" in text
 
 
 def test_ppfs_pvalues_from_its_ppi_tests(results):
     res = results["ppfs"]
     table, imp, mb = res.pvalues, res.importance, results["iamb"].pvalues
-    assert list(table.columns) == list(mb.columns) and table.index.name == "feature"
+    shared = ["statistic", "df", "pvalue", "log_pvalue", "p_adj", "selected"]
+    assert set(shared) <= set(table.columns) & set(mb.columns) and table.index.name == "feature"
     assert list(table.index) == list(imp.index)
     np.testing.assert_array_equal(table["pvalue"], imp["pvalue"])
     np.testing.assert_array_equal(table["selected"], imp["selected"])

@@ -1,24 +1,25 @@
-"""Markov-blanket and feature-selection algorithms, one module per paper."""
+"""Markov-blanket and feature-selection algorithms, one module per paper.
+
+Each learner registers one row of :data:`LEARNERS` (see :mod:`.learners`); ``METHODS``
+maps the names to the public functions, as the command line, ``blankets`` and the
+scikit-learn selector call them.
+"""
 from types import MappingProxyType
 
-from .fsdms import fsdms, wfsdms
-from .grow_shrink import gs_m, rgs
+# isort: off  (the import order is the order of the learner table)
 from .iamb import iamb, inter_iamb
 from .iamb_ip import iamb_ip
 from .mbor import mb_to_pc, mbor, pc_superset, sp_superset
+from .grow_shrink import gs_m, rgs
 from .ppfs import ppfs
+from .fsdms import fsdms, wfsdms
+# isort: on
+from .learners import LEARNERS, Learner, learners_table
+from .member_tests import member_tests
 
-#: Learners by name, as the command line, ``blankets`` and the scikit-learn selector call them.
-METHODS = MappingProxyType({
-    "iamb": iamb,
-    "inter_iamb": inter_iamb,
-    "iamb_ip": iamb_ip,
-    "mbor": mbor,
-    "gs_m": gs_m,
-    "rgs": rgs,
-    "ppfs": ppfs,
-    "fsdms": fsdms,
-})
+#: Learners by name (public functions), in the order of :data:`LEARNERS`.
+METHODS = MappingProxyType({name: row.function for name, row in LEARNERS.items()})
 
-__all__ = ["METHODS", "fsdms", "gs_m", "iamb", "iamb_ip", "inter_iamb", "mb_to_pc", "mbor", "pc_superset",
-           "ppfs", "rgs", "sp_superset", "wfsdms"]
+__all__ = ["LEARNERS", "Learner", "METHODS", "fsdms", "gs_m", "iamb", "iamb_ip", "inter_iamb",
+           "learners_table", "mb_to_pc", "mbor", "member_tests", "pc_superset", "ppfs", "rgs",
+           "sp_superset", "wfsdms"]

@@ -24,9 +24,6 @@ def prepare(data, target, *, test, alpha, backend, discretize=None, na="raise",
                         f"test {exc.test!r} (it accepts: {exc.accepted})") from None
     ds = tester.dataset
     t = ds.index(target, "target")
-    if ds.n_rows and tester.test_obj.kind == "discrete" and ds.kinds[t] == "discrete":
-        if len(np.unique(ds.codes[:, t])) < 2:
-            raise ValueError(f"target {ds.names[t]!r} is constant: there is nothing to explain")
     cands = [ds.names[j] for j in check_features(ds, t, candidates)]
     return tester, ds.names[t], cands
 

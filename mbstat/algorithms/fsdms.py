@@ -13,12 +13,20 @@ from ..dependency import make_engine, prepare_dependency
 from ..models import check_classifier
 from ..results.base import format_call
 from ..results.fsdms import FSDMSResult, WFSDMSResult
+from .learners import Learner
 
 __all__ = ["fsdms", "wfsdms"]
 
 _RANKING_COLUMNS = ["feature", "set", "gain", "dependency", "remaining", "margin", "tie"]
 
 
+FSDMS = Learner("fsdms", "ranking", "feature selection with dependency margin (FSDMS)",
+                result=FSDMSResult)
+WFSDMS = Learner("wfsdms", "ranking", "FSDMS cut by cross-validated accuracy (WFSDMS)",
+                 result=WFSDMSResult)
+
+
+@FSDMS.front_end
 def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, discretize=None,
           na="raise", backend=None) -> FSDMSResult:
     """Feature selection with dependency margin of subsets (FSDMS).
@@ -157,6 +165,7 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, discret
     )
 
 
+@WFSDMS.front_end
 def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, features=None,
            max_features=None, seed=None, n_jobs=None, ranking=None, discretize=None,
            na="raise", backend=None) -> WFSDMSResult:

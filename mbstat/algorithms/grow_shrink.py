@@ -21,7 +21,8 @@ from scipy import special
 from .._progress import progress_bar
 from .._validation import check_int, check_number, check_seed
 from ..ci.base import _set_label
-from ..results import MBResult, format_call, make_mb_result
+from ..results import MBResult, format_call
+from .learners import make_mb_result
 from ._common import prepare, strongest
 from .iamb import _backward
 

@@ -1,14 +1,12 @@
 """IAMB and Inter-IAMB (Tsamardinos & Aliferis 2003), as in Pocock et al.'s Algorithm 1."""
 from __future__ import annotations
 
-import time
 from types import SimpleNamespace
 
 import numpy as np
 
-from .._validation import check_alpha
-from ..results import MBResult, format_call, make_mb_result
-from ._common import prepare
+from ..results import MBResult
+from .learners import Found, Learner, Run
 
 __all__ = ["iamb", "inter_iamb"]
 
@@ -31,8 +29,27 @@ def _stack(results):
                                            "independent")})
 
 
-def _forward_step(tester, target, blanket, candidates, trace, rule=significance, phase="grow"):
-    """Add the most dependent remaining candidate if it is dependent; True if added."""
+def _decide(ledger, rule, features, results, dependent, keys, phase, keep) -> None:
+    """Record in ``ledger`` the rule's decisions on ``features``: keep the dependent ones
+    (``keep`` True) or exclude the independent ones. The strength of a decision is minus
+    the rule's primary sort key (-log p for the significance rule)."""
+    if ledger is None:
+        return
+    strength = -np.asarray(keys[-1], dtype=np.float64)
+    named = getattr(rule, "criterion", None) is not None
+    for i, x in enumerate(features):
+        if bool(dependent[i]) == keep:
+            record = ledger.keep if keep else ledger.exclude
+            extra = {"strength": strength[i]} if keep else {}
+            record(x, results[i], phase, criterion=strength[i] if named else np.nan, **extra)
+
+
+def _forward_step(tester, target, blanket, candidates, trace, rule=significance, phase="grow",
+                  ledger=None):
+    """Add the most dependent remaining candidate if it is dependent; True if added.
+
+    When none is dependent, every remaining candidate is excluded by this last test.
+    """
     remaining = [c for c in candidates if c not in blanket]
     if not remaining:
         return False
@@ -40,53 +57,94 @@ def _forward_step(tester, target, blanket, candidates, trace, rule=significance,
     dependent, keys = rule(remaining, batch)
     best = int(np.lexsort(keys)[0])
     if not dependent[best]:
+        _decide(ledger, rule, remaining, batch, dependent, keys, phase, keep=False)
         return False
     blanket.append(remaining[best])
     trace.append((phase, "add", remaining[best], batch[best]))
+    _decide(ledger, rule, [remaining[best]], [batch[best]], [True],
+            [np.asarray(k)[[best]] for k in keys], phase, keep=True)
     return True
 
 
-def _backward(tester, target, blanket, trace, rule=significance, phase="shrink"):
-    """Remove the least dependent member while the rule finds it independent given the rest."""
+def _backward(tester, target, blanket, trace, rule=significance, phase="shrink", ledger=None):
+    """Remove the least dependent member while the rule finds it independent given the rest.
+
+    Each pass keeps (in ``ledger``) the members the rule finds dependent given the rest.
+    """
     changed = False
     while blanket:
+        members = list(blanket)
         results = [tester.test(x, target, [b for b in blanket if b != x], phase=phase)
-                   for x in blanket]
-        dependent, keys = rule(list(blanket), _stack(results))
+                   for x in members]
+        dependent, keys = rule(members, _stack(results))
+        _decide(ledger, rule, members, results, dependent, keys, phase, keep=True)
         worst = int(np.lexsort(tuple(-k for k in keys))[0])
         if dependent[worst]:
             break
         trace.append((phase, "remove", blanket[worst], results[worst]))
+        if ledger is not None:
+            ledger.exclude(members[worst], results[worst], phase,
+                           criterion=-keys[-1][worst] if getattr(rule, "criterion", None)
+                           else np.nan)
         del blanket[worst]
         changed = True
     return changed
 
 
 def search(tester, target, candidates, method="iamb", rule=significance, trace=None,
-           phases=("grow", "shrink")) -> list:
+           phases=("grow", "shrink"), ledger=None) -> list:
     """Run IAMB (``method="iamb"``) or Inter-IAMB on a tester; return the blanket.
 
     The loops every IAMB-family learner shares (IAMB-IP passes its own
-    ``rule``; MBOR calls this as its CorrectMB on one shared tester).
+    ``rule``; MBOR calls this as its CorrectMB on one shared tester). ``ledger``
+    (an :class:`~mbstat.algorithms._evidence.Ledger`) records the deciding tests.
     """
     blanket = []
     trace = [] if trace is None else trace
     grow, shrink = phases
+    step = (tester, target, blanket, candidates, trace, rule, grow, ledger)
     if method == "iamb":
-        while _forward_step(tester, target, blanket, candidates, trace, rule, grow):
+        while _forward_step(*step):
             pass
-        _backward(tester, target, blanket, trace, rule, shrink)
+        _backward(tester, target, blanket, trace, rule, shrink, ledger)
     else:
         seen = {frozenset()}
-        while _forward_step(tester, target, blanket, candidates, trace, rule, grow):
-            _backward(tester, target, blanket, trace, rule, shrink)
+        while _forward_step(*step):
+            _backward(tester, target, blanket, trace, rule, shrink, ledger)
             state = frozenset(blanket)
             if state in seen:
+                _exclude_rest(tester, target, blanket, candidates, grow, ledger)
                 break
             seen.add(state)
     return blanket
 
 
+def _exclude_rest(tester, target, blanket, candidates, phase, ledger) -> None:
+    """Inter-IAMB stopped on a repeated state: the candidates outside the blanket that no
+    test excluded are left out by that rule; their test given the blanket (asked before,
+    from the cache) is shown under the phase "stopped: state repeated"."""
+    if ledger is None:
+        return
+    rest = [c for c in candidates if c not in blanket]
+    if rest:
+        batch = tester.test_many(rest, target, blanket, phase=phase)
+        for x, result in zip(rest, batch):
+            if x not in ledger:  # the removed ones keep the test that removed them
+                ledger.exclude(x, result, "stopped: state repeated")
+
+
+def _iamb_search(run: Run, method: str = "iamb") -> Found:
+    return Found(search(run.tester, run.target, run.candidates, method, trace=run.trace,
+                        ledger=run.ledger))
+
+
+IAMB = Learner("iamb", "ci", "incremental association (IAMB)",
+               search=lambda run: _iamb_search(run, "iamb"))
+INTER_IAMB = Learner("inter_iamb", "ci", "interleaved incremental association (Inter-IAMB)",
+                     search=lambda run: _iamb_search(run, "inter_iamb"))
+
+
+@IAMB.front_end
 def iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
          discretize=None, na="raise", **test_args) -> MBResult:
     """Incremental Association Markov Blanket (IAMB).
@@ -100,7 +158,9 @@ def iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
     Parameters
     ----------
     data : DataFrame, ndarray, Dataset or BayesianNetwork (with test="oracle")
-    target : str or int
+    target : str, int, Series or 1-D array
+        A column (name or position), or the target's values, one per row of
+        ``data`` (which then holds the features only), as scikit-learn's ``y``.
     test : str
         A CI test from :data:`mbstat.TESTS` (default "g2").
     alpha : float
@@ -116,10 +176,13 @@ def iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
     Returns
     -------
     MBResult
+        ``evidence``: each member's weakest test that kept it (the addition
+        and every backward pass it survived), each other candidate's test that
+        excluded it (the last forward step, or its removal).
     """
-    return _run("iamb", data, target, test, alpha, backend, candidates, discretize, na, test_args)
 
 
+@INTER_IAMB.front_end
 def inter_iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
                discretize=None, na="raise", **test_args) -> MBResult:
     """Interleaved IAMB: a backward pass after every addition.
@@ -128,25 +191,3 @@ def inter_iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=
     followed by its own removal with nothing else changing (a state seen
     before), which guarantees termination.
     """
-    return _run("inter_iamb", data, target, test, alpha, backend, candidates, discretize, na,
-                test_args)
-
-
-_TITLES = {"iamb": "incremental association (IAMB)",
-           "inter_iamb": "interleaved incremental association (Inter-IAMB)"}
-
-
-def _run(method, data, target, test, alpha, backend, candidates, discretize, na, test_args):
-    check_alpha(alpha)
-    start = time.perf_counter()
-    tester, target, cands = prepare(data, target, test=test, alpha=alpha, backend=backend,
-                                    discretize=discretize, na=na, test_args=test_args,
-                                    candidates=candidates)
-    trace = []
-    blanket = search(tester, target, cands, method, trace=trace)
-    elapsed = time.perf_counter() - start
-    call = format_call(method, data, target=target, test=tester.test_name, alpha=alpha,
-                       candidates=None if candidates is None else cands)
-    return make_mb_result(tester, method=method, target=target, blanket=blanket, call=call,
-                          params={"test": tester.test_name, "alpha": alpha, **test_args},
-                          elapsed=elapsed, trace=trace, title=_TITLES[method], candidates=cands)

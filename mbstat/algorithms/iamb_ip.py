@@ -3,23 +3,56 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
 
 import numpy as np
 from scipy import stats
 
 from .._frozen import FrozenMapping
-from .._validation import check_alpha, check_choice, check_number
+from .._validation import check_choice, check_number
 from ..ci import chi2_logsf
-from ..results import MBResult, format_call, make_mb_result
-from ._common import prepare
+from ..results import MBResult
 from .iamb import search
+from .learners import Found, Learner, Run
 
 __all__ = ["iamb_ip"]
 
 SCALES = ("mi", "significance")
 
 
+def _check_args(prior=None, threshold=0.02, alpha_d=math.log(99), scale="mi") -> dict:
+    """IAMB-IP's own arguments, checked before the data is read (the prior is checked
+    against the candidates by the search)."""
+    threshold = check_number("threshold", threshold, low=0.0, closed="neither")
+    if not math.isfinite(threshold):
+        raise ValueError(f"threshold must be finite; got {threshold!r}")
+    alpha_d = check_number("alpha_d", alpha_d, low=0.0)
+    if not math.isfinite(alpha_d):
+        raise ValueError(f"alpha_d must be finite; got {alpha_d!r}")
+    check_choice("scale", scale, SCALES)
+    return {"prior": prior, "threshold": threshold, "alpha_d": alpha_d, "scale": scale}
+
+
+def _search(run: Run, prior, threshold, alpha_d, scale) -> Found:
+    """IAMB's loops with the decision rule of Eq. 24 on the chosen scale."""
+    tester = run.tester
+    weights = _check_prior(prior, tester.dataset, run.target, run.candidates)
+    if scale == "mi":
+        rule = mi_rule(weights, threshold, alpha_d, tester.n)
+    else:
+        rule = significance_rule(weights, alpha_d, tester.alpha)
+    blanket = search(tester, run.target, run.candidates, "iamb", rule=rule, trace=run.trace,
+                     ledger=run.ledger)
+    notes = ()
+    if rule.criterion is not None:
+        notes = (f"Criterion: {rule.criterion}.",)
+    return Found(blanket, params={"prior": FrozenMapping(weights)}, notes=notes)
+
+
+IAMB_IP = Learner("iamb_ip", "ci", "IAMB with informative priors (IAMB-IP), {scale} scale",
+                  search=_search, check=_check_args)
+
+
+@IAMB_IP.front_end
 def iamb_ip(data, target, prior=None, threshold=0.02, alpha_d=math.log(99), *, scale="mi",
             test="g2", alpha=0.05, backend=None, candidates=None, discretize=None, na="raise",
             **test_args) -> MBResult:
@@ -77,7 +110,9 @@ def iamb_ip(data, target, prior=None, threshold=0.02, alpha_d=math.log(99), *, s
     -------
     MBResult
         ``params`` holds ``prior`` (read-only), ``threshold``, ``alpha_d`` and
-        ``scale``. ``pvalues`` is the usual G2 table.
+        ``scale``. ``evidence`` holds each decision's test and, in ``criterion``,
+        the quantity Eq. 24 decided on (the score on the "mi" scale; -log p of
+        the prior-shifted statistic on the significance scale with a prior).
 
     Notes
     -----
@@ -86,36 +121,6 @@ def iamb_ip(data, target, prior=None, threshold=0.02, alpha_d=math.log(99), *, s
     takes its capped value ``t |w_k|`` (the large-N limit), so the oracle's
     decisions hold for any prior while ``t < 1/2``.
     """
-    threshold = check_number("threshold", threshold, low=0.0, closed="neither")
-    if not math.isfinite(threshold):
-        raise ValueError(f"threshold must be finite; got {threshold!r}")
-    alpha_d = check_number("alpha_d", alpha_d, low=0.0)
-    if not math.isfinite(alpha_d):
-        raise ValueError(f"alpha_d must be finite; got {alpha_d!r}")
-    check_choice("scale", scale, SCALES)
-    check_alpha(alpha)
-    start = time.perf_counter()
-    tester, target, cands = prepare(data, target, test=test, alpha=alpha, backend=backend,
-                                    discretize=discretize, na=na, test_args=test_args,
-                                    candidates=candidates)
-    weights = _check_prior(prior, tester.dataset, target, cands)
-    if scale == "mi":
-        rule = mi_rule(weights, threshold, alpha_d, tester.n)
-    else:
-        rule = significance_rule(weights, alpha_d, alpha)
-    trace = []
-    blanket = search(tester, target, cands, "iamb", rule=rule, trace=trace)
-    elapsed = time.perf_counter() - start
-    shown = {k: v for k, v in weights.items() if v != 0}
-    call = format_call("iamb_ip", data, target=target, prior=shown or None, threshold=threshold,
-                       alpha_d=alpha_d, scale=scale, test=tester.test_name, alpha=alpha,
-                       candidates=None if candidates is None else cands)
-    params = {"test": tester.test_name, "alpha": alpha, "prior": FrozenMapping(weights),
-              "threshold": threshold, "alpha_d": alpha_d, "scale": scale, **test_args}
-    title = f"IAMB with informative priors (IAMB-IP), {scale} scale"
-    return make_mb_result(tester, method="iamb_ip", target=target, blanket=blanket, call=call,
-                          params=params, elapsed=elapsed, trace=trace, title=title,
-                          candidates=cands)
 
 
 def _check_prior(prior, dataset, target, candidates) -> dict:
@@ -167,6 +172,8 @@ def mi_rule(weights, threshold, alpha_d, n_rows):
         score = res.mi - threshold + _weights(xs, shifts)
         return ~np.asarray(res.skipped, dtype=bool) & (score > 0), (res.log_pvalue, -score)
 
+    rule.criterion = ("the score I(X; T | z) - t + prior shift (Eq. 24), in nats: kept when "
+                      "> 0")
     return rule
 
 
@@ -192,4 +199,6 @@ def significance_rule(weights, alpha_d, alpha):
             dependent[moved] = ~np.asarray(res.skipped, dtype=bool)[moved] & (shifted > crit)
         return dependent, (-stat, log_p)
 
+    rule.criterion = ("-log p of the statistic shifted by the prior (Eq. 24 on the G2 scale): "
+                      f"kept when > -log alpha = {-math.log(alpha):.4g}") if weights else None
     return rule

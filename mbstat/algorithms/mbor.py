@@ -17,7 +17,8 @@ import pandas as pd
 
 from .._frozen import FrozenMapping
 from .._validation import check_alpha, check_int
-from ..results import MBResult, format_call, make_mb_result
+from ..results import MBResult, format_call
+from .learners import make_mb_result
 from ._common import prepare
 from .iamb import iamb, inter_iamb, search
 

@@ -13,10 +13,16 @@ from ..ci.ppi import PPITest, check_ppi_args, encode_target, labels_as_classes
 from ..data import Dataset, as_dataset
 from ..results import format_call, make_trace
 from ..results.ppfs import PPFSResult
+from .learners import Learner
 
 __all__ = ["ppfs"]
 
 
+PPFS = Learner("ppfs", "model", "predictive permutation feature selection (PPFS)",
+               result=PPFSResult)
+
+
+@PPFS.front_end
 def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=None, *,
          test_size=0.2, task="auto", device="auto", parallel="auto", model_params=None,
          candidates=None, na="raise", progress=False) -> PPFSResult:

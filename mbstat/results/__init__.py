@@ -1,6 +1,6 @@
-"""Result objects: frozen, printable, with p-value tables and plots."""
-from .base import (MBResult, SelectionResult, Summary, format_call, make_mb_result, make_trace,
-                   pvalue_table, stars)
+"""Frozen result objects: R-style summaries, evidence tables, tests logs and plots."""
+from .base import (MBResult, SelectionResult, Summary, adjust_pvalues, format_call, make_trace,
+                   stars)
 
-__all__ = ["MBResult", "SelectionResult", "Summary", "format_call", "make_mb_result",
-           "make_trace", "pvalue_table", "stars"]
+__all__ = ["MBResult", "SelectionResult", "Summary", "adjust_pvalues", "format_call",
+           "make_trace", "stars"]

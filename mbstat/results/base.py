@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._frozen import FrozenMapping
+from .._frozen import FrozenMapping, fields_equal
 from ..ci.base import format_pvalue, plural
 
-__all__ = ["SelectionResult", "MBResult", "Summary", "make_mb_result", "format_call", "stars",
-           "plural", "bh_adjust", "empty_tests"]
+__all__ = ["SelectionResult", "MBResult", "Summary", "format_call", "stars", "plural",
+           "bh_adjust", "adjust_pvalues", "empty_tests", "make_trace"]
 
 SIGNIF_LEGEND = "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1"
 
@@ -136,18 +136,36 @@ class Summary:
         return "\n".join(parts)
 
 
-def _fmt_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Statistic / df / p-value / BH columns formatted as R prints them."""
+def _fmt_table(frame: pd.DataFrame, adjust: str = "BH") -> pd.DataFrame:
+    """Given / statistic / df / p-value / adjusted columns formatted as R prints them."""
     out = pd.DataFrame(index=list(frame.index))
+    if (frame["x"] != frame.index).any():  # a joint test (GS^(m) subsets): show the set
+        out["tested"] = frame["x"].map(lambda v: "{" + v + "}" if ", " in v else v)
+    out["given"] = frame["z"].map(lambda v: _shorten_set(v))
     out["statistic"] = frame["statistic"].map(lambda v: f"{v:.4g}")
     out["df"] = frame["df"].map(lambda v: "" if math.isnan(v) else f"{v:g}")
+    if frame["criterion"].notna().any():
+        out["criterion"] = frame["criterion"].map(lambda v: "" if math.isnan(v) else f"{v:.4g}")
     out["p-value"] = frame.apply(_fmt_p, axis=1)
-    out["p.adj (BH)"] = frame["p_adj"].map(format_pvalue)
+    out[_adj_label(adjust)] = frame["p_adj"].map(format_pvalue)
     out[""] = frame["pvalue"].map(stars)
     return out
 
 
+def _shorten_set(text: str, k: int = 3) -> str:
+    """A conditioning set for the table: ``{}`` when empty, its first k names and a count."""
+    names = [v for v in text.split(", ") if v]
+    if not names:
+        return "{}"
+    shown = ", ".join(names[:k]) + (f", +{len(names) - k}" if len(names) > k else "")
+    return "{" + shown + "}"
+
+
 def _fmt_p(row) -> str:
+    if row["skipped"]:
+        return "skipped"
+    if not row["pvalue"] <= 1:  # NaN: not tested
+        return "NA"
     if row["pvalue"] > 0 or not np.isfinite(row["log_pvalue"]):
         return format_pvalue(row["pvalue"])
     # underflowed: show the magnitude from the log p-value
@@ -207,6 +225,13 @@ class SelectionResult:
         if self.tests is None:
             object.__setattr__(self, "tests", empty_tests())
 
+    #: Results compare by value (frames by content, NaN equal to NaN), so a result equals
+    #: its unpickled copy; they hash by what they selected.
+    __eq__ = fields_equal
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.method, self.target, self.selected))
+
     def __getattribute__(self, name):
         """Attributes as stored, except DataFrames and Series: deep copies."""
         value = object.__getattribute__(self, name)
@@ -236,16 +261,48 @@ class SelectionResult:
         return feature in self.selected
 
 
-@dataclass(frozen=True, repr=False)
+#: p.adjust names (R) -> statsmodels ``multipletests`` methods.
+ADJUSTMENTS = {"BH": "fdr_bh", "BY": "fdr_by", "holm": "holm", "bonferroni": "bonferroni",
+               "none": None}
+
+
+def adjust_pvalues(pvalues, adjust: str = "BH") -> np.ndarray:
+    """Adjusted p-values as R's ``p.adjust`` (via statsmodels); NaN entries stay NaN."""
+    from .._validation import check_choice
+
+    check_choice("adjust", adjust, ADJUSTMENTS)
+    p = np.asarray(pvalues, dtype=float)
+    out = p.copy()
+    method = ADJUSTMENTS[adjust]
+    ok = ~np.isnan(p)
+    if method is not None and ok.any():
+        from statsmodels.stats.multitest import multipletests
+
+        out[ok] = multipletests(p[ok], method=method)[1]
+    return out
+
+
+def _adj_label(adjust: str) -> str:
+    return "p.adj" if adjust == "none" else f"p.adj ({adjust})"
+
+
+@dataclass(frozen=True, repr=False, eq=False)
 class MBResult(SelectionResult):
-    """A learned Markov blanket with its evidence.
+    """A learned Markov blanket with the evidence the search decided on.
 
     Extra attributes
     ----------------
+    evidence : DataFrame
+        One row per candidate, members first: the test on which the search
+        decided it (``decision`` "keep" or "exclude", its ``phase``, the tested
+        ``x`` and conditioning set ``z``, ``statistic, df, pvalue, log_pvalue``,
+        the learner's own ``criterion`` where it decides on one (NaN
+        otherwise) and ``skipped``). A member shows the weakest test that kept
+        it since it last entered (largest p-value, as pcalg's pMax); an
+        excluded candidate the test that excluded it, with its separating set.
     pvalues : DataFrame
-        One row per candidate: test of the candidate vs the target given the
-        rest of the blanket (``statistic, df, pvalue, log_pvalue``), the
-        Benjamini-Hochberg adjusted p-value ``p_adj`` and ``selected``.
+        ``evidence`` with the Benjamini-Hochberg adjusted ``p_adj`` and the
+        boolean ``selected``; :meth:`table` chooses another adjustment.
     trace : DataFrame
         Growth/shrink steps: ``phase, action, feature, statistic, pvalue``.
     test, alpha : the CI test and its level.
@@ -253,24 +310,58 @@ class MBResult(SelectionResult):
         For algorithms that separate them (MBOR).
     title : str
         Long name of the method, used by ``summary()``.
+    notes : tuple of str
+        What the user should know about this run (a constant target, caps that bound).
     """
 
     test: str = ""
     alpha: float = 0.05
-    pvalues: pd.DataFrame = field(default=None, repr=False)
+    evidence: pd.DataFrame = field(default=None, repr=False)
     trace: pd.DataFrame = field(default=None, repr=False)
     parents_children: tuple | None = None
     spouses: tuple | None = None
     n_skipped: int = 0
     title: str = ""
+    notes: tuple = ()
 
     @property
     def blanket(self) -> tuple:
         """The Markov blanket (same as ``selected``)."""
         return self.selected
 
-    def summary(self) -> Summary:
-        """An R-style report of the blanket and the evidence for it."""
+    @property
+    def pvalues(self) -> pd.DataFrame:
+        """The evidence with BH-adjusted p-values (``p_adj``) and ``selected``: :meth:`table`."""
+        return self.table()
+
+    def table(self, adjust: str = "BH") -> pd.DataFrame:
+        """The evidence table with adjusted p-values.
+
+        Parameters
+        ----------
+        adjust : {"BH", "BY", "holm", "bonferroni", "none"}
+            Multiple-testing adjustment over the candidates' deciding tests,
+            as R's ``p.adjust`` (computed by statsmodels).
+        """
+        frame = self.evidence
+        frame["p_adj"] = adjust_pvalues(frame["pvalue"], adjust)
+        frame["selected"] = frame["decision"].eq("keep").to_numpy()
+        return frame
+
+    def summary(self, adjust: str = "BH", alpha: float | None = None) -> Summary:
+        """An R-style report of the blanket and the evidence for it.
+
+        Parameters
+        ----------
+        adjust : {"BH", "BY", "holm", "bonferroni", "none"}
+            Adjustment of the p-value column (default BH).
+        alpha : float, optional
+            Level for the notes on the excluded candidates (default: the
+            level the search used).
+        """
+        from .._validation import check_alpha
+
+        level = self.alpha if alpha is None else check_alpha(alpha)
         tests = f"{self.n_tests} ({self.test}"
         tests += f", alpha = {self.alpha:g}), backend: {self.backend} ({self.device}), "
         tests += f"{self.elapsed:.3g} s"
@@ -286,9 +377,11 @@ class MBResult(SelectionResult):
                                       "rule (independence assumed)"))
         if not self.complete:
             header.append(("Status", "incomplete: stopped early (time budget or interrupt)"))
-        table = self.pvalues
+        table = self.table(adjust)
         sel = table[table["selected"]]
-        tables = {f"Blanket of {self.target}:": _fmt_table(sel)}
+        caption = (f"Blanket of {self.target} (each member's weakest test that kept it, "
+                   "given z):")
+        tables = {caption: _fmt_table(sel, adjust)}
         if self.parents_children is not None:
             tables["Parents and children:"] = "  " + (", ".join(self.parents_children) or "(none)")
             tables["Spouses:"] = "  " + (", ".join(self.spouses or ()) or "(none)")
@@ -296,25 +389,29 @@ class MBResult(SelectionResult):
         weak = int((self.n_rows < 5 * sel["df"]).sum())  # the tests in the table shown
         if weak:
             footer.append(f"Note: {weak} of these tests {'has' if weak == 1 else 'have'} fewer "
-                          "than 5 rows per degree of freedom (large conditioning sets); their "
-                          "p-values have little power.")
+                          "than 5 rows per degree of freedom: the chi-square approximation is "
+                          "poor there.")
         rest = table[~table["selected"]]
         if len(rest):
-            worst = rest["log_pvalue"].idxmin()
-            p_min = format_pvalue(rest.loc[worst, "pvalue"])
-            if (rest["pvalue"] > self.alpha).all():
-                footer.append(f"{plural(len(rest), 'candidate')} independent of {self.target} "
-                              f"given the blanket (smallest p = {p_min}, for {worst}).")
-            else:
-                footer.append(f"{plural(len(rest), 'candidate')} outside the blanket (smallest p = "
-                              f"{p_min}, for {worst}).")
+            tested = rest[rest["pvalue"].notna()]
+            text = f"{plural(len(rest), 'candidate')} excluded, each by its test in .evidence"
+            if len(tested):
+                worst = tested["log_pvalue"].idxmin()
+                p_min = format_pvalue(tested.loc[worst, "pvalue"])
+                given = tested.loc[worst, "z"]
+                text += (f"\n(smallest p = {p_min}, for {worst}"
+                         f"{' given ' + _shorten_set(given) if given else ''})")
+                above = int((tested["pvalue"] <= level).sum())
+                if above:
+                    text += (f"; {plural(above, 'exclusion')} at p <= {level:g}, by the "
+                             "learner's own rule")
+            footer.append(text + ".")
+        footer += list(self.notes)
         return Summary(f"Markov blanket: {self.title or self.method}", header, tables, footer)
 
     def plot(self, kind: str = "pvalues", ax=None):
-        """Plot -log10 p-values (``kind="pvalues"``) or the search ``"trace"``.
-
-        Returns the matplotlib Axes.
-        """
+        """Plot each candidate's deciding test as -log10 p (``kind="pvalues"``) or the
+        search ``"trace"``. Returns the matplotlib Axes."""
         from ..plotting import plot_pvalues, plot_trace
         from .._validation import check_choice
 
@@ -346,74 +443,3 @@ def make_trace(rows) -> pd.DataFrame:
         frame["tests"] = [w[0] for w in when]
         frame["seconds"] = [w[1] for w in when]
     return frame
-
-
-def pvalue_table(tester, target, blanket, candidates) -> pd.DataFrame:
-    """Each candidate tested against the target given the rest of the blanket.
-
-    Members are tested given the blanket without themselves, non-members given
-    the whole blanket (one batched call); BH adjustment over all candidates.
-    """
-    blanket = list(blanket)
-    rows = {}
-    for x in blanket:
-        rest = [b for b in blanket if b != x]
-        rows[x] = tester.test(x, target, rest, phase="report")
-    outside = [c for c in candidates if c not in set(blanket)]
-    if outside:
-        batch = tester.test_many(outside, target, blanket, phase="report")
-        for x, res in zip(outside, batch):
-            rows[x] = res
-    order = blanket + outside
-    frame = pd.DataFrame(
-        {
-            "statistic": [rows[x].statistic for x in order],
-            "df": [rows[x].df for x in order],
-            "pvalue": [rows[x].pvalue for x in order],
-            "log_pvalue": [rows[x].log_pvalue for x in order],
-        },
-        index=pd.Index(order, name="feature"),
-    )
-    frame["p_adj"] = bh_adjust(frame["pvalue"])
-    frame["selected"] = [x in set(blanket) for x in order]
-    return frame
-
-
-def make_mb_result(tester, *, method, target, blanket, call, params, elapsed, trace=(),
-                   title="", complete=True, parents_children=None, spouses=None,
-                   candidates=None) -> MBResult:
-    """Assemble an :class:`MBResult` from the tester an algorithm used.
-
-    ``trace`` is an iterable of (phase, action, feature, CIResult or None);
-    ``elapsed`` the seconds the algorithm took. The p-value table is computed
-    here (its tests are logged under phase "report").
-    """
-    target = target if isinstance(target, str) else tester.dataset.names[target]
-    if candidates is None:
-        candidates = [c for c in tester.dataset.names if c != target]
-    n_tests = tester.n_tests  # the algorithm's own tests, before the report's
-    table = pvalue_table(tester, target, blanket, candidates)
-    return MBResult(
-        method=method,
-        target=target,
-        selected=tuple(blanket),
-        params=params,
-        call=call,
-        n_rows=tester.n,
-        n_candidates=len(candidates),
-        n_variables=tester.dataset.n_cols,
-        n_tests=n_tests,
-        elapsed=elapsed,
-        backend=tester.backend.name,
-        device=tester.backend.device,
-        complete=complete,
-        tests=tester.log,
-        test=tester.test_name,
-        alpha=tester.alpha,
-        pvalues=table,
-        trace=make_trace(trace),
-        parents_children=None if parents_children is None else tuple(parents_children),
-        spouses=None if spouses is None else tuple(spouses),
-        n_skipped=tester.n_skipped,
-        title=title,
-    )

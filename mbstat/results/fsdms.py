@@ -32,7 +32,7 @@ def _no_pvalues(table: str) -> property:
     return property(pvalues, doc="Not available: FSDMS performs no tests (AttributeError).")
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class FSDMSResult(SelectionResult):
     """The feature sequence of FSDMS with the evidence for each step.
 
@@ -156,7 +156,7 @@ class FSDMSResult(SelectionResult):
         return ax
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class WFSDMSResult(SelectionResult):
     """The best nested subset of the FSDMS sequence by cross-validated accuracy.
 

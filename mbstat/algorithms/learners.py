@@ -1,0 +1,297 @@
+"""The learner table and the one front end every learner runs through.
+
+A learner is its search function plus one :class:`Learner` row, declared on its public
+function::
+
+    IAMB = Learner("iamb", "ci", "incremental association (IAMB)", search=iamb_search)
+
+    @IAMB.front_end
+    def iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
+             discretize=None, na="raise", **test_args) -> MBResult:
+        '''The docstring users read.'''
+
+The decorated function's body is never run: its signature and docstring are the public
+ones, and :func:`learn` does what every learner does before and after its search (as
+bnlearn's ``mb.backend`` does around ``ia.markov.blanket``): take the target as a column
+or as a Series / 1-D array aligned with the data, check the arguments, build the CI
+tester, time the search, write the call line, and assemble the result with the evidence
+the search decided on. Model-based and ranking learners (kinds "model" and "ranking")
+take the same target handling and run their own body.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+import warnings
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_alpha
+from ..results import MBResult, format_call, make_trace
+from ._common import prepare
+from ._evidence import Ledger
+
+__all__ = ["Learner", "LEARNERS", "Run", "Found", "learn", "learners_table", "resolve_target"]
+
+#: Arguments every CI-test learner takes, besides data and target.
+CI_ARGUMENTS = ("test", "alpha", "backend", "candidates", "discretize", "na")
+KINDS = {"ci": "CI-test learner", "model": "model-based", "ranking": "ranking"}
+
+_REGISTRY: dict = {}
+#: Learners by name: one row each (see :class:`Learner`), filled as their modules load.
+LEARNERS = MappingProxyType(_REGISTRY)
+
+
+@dataclass(frozen=True)
+class Learner:
+    """One row of the learner table.
+
+    Attributes
+    ----------
+    name : str
+        The public function's name ("iamb", "mbor", ...).
+    kind : {"ci", "model", "ranking"}
+        CI-test learners run through :func:`learn`'s tester; the others run their body.
+    title : str
+        Long name for summaries; may hold ``{param}`` fields of the learner's own arguments.
+    search : callable, optional
+        CI learners: ``search(run, **own_args) -> Found``.
+    check : callable, optional
+        ``check(**own_args) -> dict``: the learner's own arguments, checked, before any
+        data is touched.
+    result : type
+        The result class.
+    """
+
+    name: str
+    kind: str
+    title: str
+    search: object = field(default=None, repr=False)
+    check: object = field(default=None, repr=False)
+    result: type = MBResult
+    function: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def parameters(self) -> tuple:
+        """The learner's own arguments (not data, target, nor the common CI arguments)."""
+        sig = inspect.signature(self.function)
+        common = {"data", "target", *CI_ARGUMENTS} if self.kind == "ci" else {"data", "target"}
+        return tuple(p.name for p in sig.parameters.values()
+                     if p.name not in common and p.kind is not p.VAR_KEYWORD)
+
+    @property
+    def takes_test_args(self) -> bool:
+        """Whether extra keyword arguments go to the CI test."""
+        return any(p.kind is p.VAR_KEYWORD
+                   for p in inspect.signature(self.function).parameters.values())
+
+    def front_end(self, declared):
+        """Register ``declared`` (signature and docstring) as this learner's public function."""
+        signature = inspect.signature(declared)
+        row = self
+
+        @functools.wraps(declared)
+        def public(*args, **kwargs):
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"{row.name}(): {exc}") from None
+            bound.apply_defaults()
+            return learn(row, dict(bound.arguments), declared)
+
+        object.__setattr__(self, "function", public)
+        _REGISTRY[self.name] = self
+        return public
+
+
+@dataclass
+class Run:
+    """What a CI learner's search works with: the tester, the target, the candidates, and
+    where it records its decisions (``ledger``) and steps (``trace``)."""
+
+    tester: object
+    target: str
+    candidates: list
+    start: float
+    ledger: Ledger = field(default_factory=Ledger)
+    trace: list = field(default_factory=list)
+
+
+@dataclass
+class Found:
+    """What a CI learner's search returns.
+
+    ``params`` adds to (or replaces) the result's parameters; ``notes`` are shown under the
+    summary; ``trace`` replaces ``run.trace`` when the search kept its own.
+    """
+
+    blanket: list
+    complete: bool = True
+    parents_children: list | None = None
+    spouses: list | None = None
+    params: dict = field(default_factory=dict)
+    notes: tuple = ()
+    n_skipped: int = 0
+    trace: object = None
+
+
+# ------------------------------------------------------------------------- targets
+def _describe(value) -> str:
+    """A short description of a refused target: its type and size, never its values."""
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"{type(value).__name__} of shape {tuple(shape)}"
+    if hasattr(value, "__len__"):
+        return f"{type(value).__name__} of {len(value)} items"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def target_label(name, columns) -> str:
+    """The name a target vector takes beside the features: its own (a Series') unless a
+    column has it, else ``y``, with underscores added until no column has it."""
+    taken = {str(c) for c in columns}
+    label = "y" if name is None or str(name) in taken else str(name)
+    while label in taken:
+        label += "_"
+    return label
+
+
+def resolve_target(data, target):
+    """``(data, target)`` with the target as a column: a name or position is kept; a
+    Series or 1-D array with one value per row is appended to a copy of the features."""
+    if not isinstance(target, (pd.Series, np.ndarray)):
+        if not hasattr(target, "__len__") or isinstance(target, str):
+            return data, target  # a name or position, checked (and refused) with the data
+
+        raise TypeError("target must be a column name or position, or a Series / 1-D array "
+                        f"with one value per row of data; got {_describe(target)}")
+    if getattr(target, "ndim", 1) != 1:
+        raise ValueError(f"target must be 1-D; got {_describe(target)}")
+    if isinstance(data, np.ndarray) and data.ndim == 2:
+        data = pd.DataFrame(data, columns=[f"V{j + 1}" for j in range(data.shape[1])])
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError("a target given as values needs data as a DataFrame or a 2-D array of "
+                        f"the features; got {_describe(data)} (name the target's column "
+                        "instead)")
+    if len(target) != len(data):
+        raise ValueError(f"target has {len(target)} values but data has {len(data)} rows")
+    if isinstance(target, pd.Series) and not target.index.equals(data.index):
+        raise ValueError("target's index does not match the data's index; align them (or "
+                         "pass target.to_numpy() to match by position)")
+    label = target_label(getattr(target, "name", None), data.columns)
+    values = target.to_numpy() if isinstance(target, pd.Series) else target
+    frame = data.copy(deep=False)  # the caller's frame is never modified
+    frame[label] = pd.Series(values, index=data.index, dtype=getattr(target, "dtype", None))
+    return frame, label
+
+
+# ------------------------------------------------------------------------- the front end
+def learn(row: Learner, args: dict, declared=None):
+    """Run learner ``row`` on the bound arguments ``args`` (see the module docstring)."""
+    data, target = resolve_target(args.pop("data"), args.pop("target"))
+    if row.kind != "ci":
+        return declared(data, target, **args)
+    common = {k: args.pop(k) for k in CI_ARGUMENTS}
+    test_args = args.pop("test_args", None) or {}
+    own = row.check(**args) if row.check is not None else args
+    alpha = check_alpha(common["alpha"])
+    start = time.perf_counter()
+    tester, target, cands = prepare(data, target, test=common["test"], alpha=alpha,
+                                    backend=common["backend"], discretize=common["discretize"],
+                                    na=common["na"], test_args=test_args,
+                                    candidates=common["candidates"])
+    run = Run(tester, target, cands, start)
+    if _constant(tester.dataset, target):
+        message = (f"target {target!r} is constant: its Markov blanket is empty (no test "
+                   "was made)")
+        warnings.warn(message, UserWarning, stacklevel=3)
+        found, note = Found([], notes=(f"Note: {message}.",)), "constant target"
+    else:
+        found, note = row.search(run, **own), "not tested"
+    elapsed = time.perf_counter() - start
+    shown = {k: v for k, v in {**own, **found.params}.items()
+             if k != "progress" and _shown(v)}
+    call = format_call(row.name, data, target=target, **shown, test=tester.test_name,
+                       alpha=alpha, candidates=None if common["candidates"] is None else cands)
+    params = {"test": tester.test_name, "alpha": alpha, **own, **test_args, **found.params}
+    params.pop("progress", None)
+    return MBResult(
+        method=row.name,
+        target=target,
+        selected=tuple(found.blanket),
+        params=params,
+        call=call,
+        n_rows=tester.n,
+        n_candidates=len(cands),
+        n_variables=tester.dataset.n_cols,
+        n_tests=tester.n_tests,
+        elapsed=elapsed,
+        backend=tester.backend.name,
+        device=tester.backend.device,
+        complete=found.complete,
+        tests=tester.log,
+        test=tester.test_name,
+        alpha=alpha,
+        evidence=run.ledger.frame(found.blanket, cands, note=note),
+        trace=make_trace(run.trace if found.trace is None else found.trace),
+        parents_children=None if found.parents_children is None else tuple(found.parents_children),
+        spouses=None if found.spouses is None else tuple(found.spouses),
+        n_skipped=tester.n_skipped + found.n_skipped,
+        title=row.title.format(**{**own, **found.params}),
+        notes=tuple(found.notes),
+    )
+
+
+def _shown(value) -> bool:
+    """Whether an argument appears in the call line (None and empty mappings do not)."""
+    if value is None:
+        return False
+    if hasattr(value, "items") and not len(value):
+        return False
+    return not isinstance(value, np.random.Generator)
+
+
+def _constant(ds, target: str) -> bool:
+    """Whether the target takes one value only (oracles: never)."""
+    if not ds.n_rows:
+        return False
+    t = ds.index(target)
+    if ds.kinds[t] == "continuous":
+        col = ds.values[:, t]
+        return bool(np.all(col == col[0]))
+    return bool(np.all(ds.codes[:, t] == ds.codes[0, t]))
+
+
+def learners_table() -> pd.DataFrame:
+    """The learner table as a DataFrame: kind, title, result class and own arguments."""
+    rows = [(r.name, KINDS[r.kind], r.title.replace("{", "").replace("}", ""),
+             r.result.__name__, ", ".join(r.parameters) or "-",
+             "yes" if r.takes_test_args else "no") for r in LEARNERS.values()]
+    frame = pd.DataFrame(rows, columns=["learner", "kind", "title", "result", "arguments",
+                                        "test arguments"])
+    return frame.set_index("learner")
+
+
+
+def make_mb_result(tester, *, method, target, blanket, call, params, elapsed, trace=(),
+                   title="", complete=True, parents_children=None, spouses=None,
+                   candidates=None, ledger=None) -> MBResult:
+    """An :class:`MBResult` from a search that does not run through :func:`learn`."""
+    if candidates is None:
+        candidates = [c for c in tester.dataset.names if c != target]
+    ledger = Ledger() if ledger is None else ledger
+    return MBResult(
+        method=method, target=target, selected=tuple(blanket), params=params, call=call,
+        n_rows=tester.n, n_candidates=len(candidates), n_variables=tester.dataset.n_cols,
+        n_tests=tester.n_tests, elapsed=elapsed, backend=tester.backend.name,
+        device=tester.backend.device, complete=complete, tests=tester.log,
+        test=tester.test_name, alpha=tester.alpha,
+        evidence=ledger.frame(blanket, candidates), trace=make_trace(trace),
+        parents_children=None if parents_children is None else tuple(parents_children),
+        spouses=None if spouses is None else tuple(spouses), n_skipped=tester.n_skipped,
+        title=title)
