@@ -99,6 +99,91 @@ def demo(n: int = 5000, seed: int = 1, targets=("HR", "CO", "PVSAT"), plot: str 
 
 
 # ------------------------------------------------------------------- select
+SEPARATORS = (",", ";", "\t")
+
+
+def read_csv(path, sep=None, encoding="utf-8", na_values=None, text=()):
+    """Read a CSV file as R's ``read.csv`` does: only empty cells and ``na_values`` (default
+    "NA") are missing, so a level named "None" or "nan" stays a level; integer columns with
+    blanks stay integers. ``sep`` None detects the separator among comma, semicolon and tab.
+    A column that mixes numbers and text is refused unless named in ``text``."""
+    import codecs
+
+    import pandas as pd
+
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise UsageError(f"--encoding: unknown encoding {encoding!r}") from None
+    sep = _separator(sep)
+    try:
+        if sep is None:
+            sep = _detect_separator(path, encoding)
+        data = pd.read_csv(path, sep=sep, encoding=encoding, keep_default_na=False,
+                           na_values=["", *(["NA"] if na_values is None else na_values)],
+                           dtype={name: "string" for name in text},
+                           dtype_backend="numpy_nullable")
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start:exc.start + 1].hex()
+        raise UsageError(f"cannot read {path} as {encoding} text (byte 0x{byte}: "
+                         f"{exc.reason}); give its encoding, e.g. --encoding latin-1") from None
+    except Exception as exc:  # parser errors
+        raise UsageError(f"cannot read {path} as CSV: {exc}") from None
+    unknown = [name for name in text if name not in data.columns]
+    if unknown:
+        raise UsageError(f"unknown column {unknown[0]!r} for --text")
+    for name in data.columns:
+        if name not in text:
+            _check_not_mixed(name, data[name])
+    return data
+
+
+def _separator(sep):
+    if sep is None:
+        return None
+    sep = {"tab": "\t", "\\t": "\t"}.get(sep, sep)
+    if len(sep) != 1:
+        raise UsageError(f"--sep must be one character (or 'tab'); got {sep!r}")
+    return sep
+
+
+def _detect_separator(path, encoding) -> str:
+    """The separator among comma, semicolon and tab that splits the header into the most
+    fields with the first lines agreeing (comma when none splits it)."""
+    import csv
+    import itertools
+
+    with open(path, encoding=encoding, newline="") as f:
+        lines = list(itertools.islice(f, 50))
+    best, best_score = ",", (0, 0)
+    for sep in SEPARATORS:
+        rows = [row for row in csv.reader(lines, delimiter=sep) if row]
+        if not rows or len(rows[0]) < 2:
+            continue
+        score = (sum(len(row) == len(rows[0]) for row in rows), len(rows[0]))
+        if score > best_score:
+            best, best_score = sep, score
+    return best
+
+
+def _check_not_mixed(name, col) -> None:
+    """Refuse a text column in which some cells are numbers and others not: a stray text
+    cell in a column of numbers would turn every number into a level."""
+    import pandas as pd
+
+    if not (pd.api.types.is_string_dtype(col.dtype) or col.dtype == object):
+        return
+    cells = col.dropna()
+    numbers = pd.to_numeric(cells, errors="coerce").notna().to_numpy()
+    if numbers.any() and not numbers.all():
+        found = pd.unique(cells[~numbers].astype(str))
+        shown = ", ".join(repr(v) for v in found[:5]) + (", ..." if len(found) > 5 else "")
+        raise UsageError(
+            f"column {name!r} mixes numbers and text: {int((~numbers).sum())} of {len(cells)} "
+            f"cells are not numbers ({shown}); if they mark missing values, give "
+            f"--na-values {found[0]!r}, if the column holds levels, give --text {name!r}")
+
+
 def select(args) -> int:
     import pandas as pd
 
@@ -109,14 +194,14 @@ def select(args) -> int:
         raise UsageError(f"data file not found: {path}")
     _check_output(args.out, "--out")
     _check_output(args.plot, "--plot", image=True)
-    try:  # nullable dtypes: integer columns with blanks stay integers, not floats
-        data = pd.read_csv(path, dtype_backend="numpy_nullable")
-    except Exception as exc:  # parser errors, encoding errors
-        raise UsageError(f"cannot read {path} as CSV: {exc}") from None
+    data = read_csv(path, sep=args.sep, encoding=args.encoding, na_values=args.na_values,
+                    text=args.text)
     if args.target not in data.columns:
+        hint = ("; is it separated by another character? give --sep"
+                if data.shape[1] == 1 else "")
         raise UsageError(f"unknown column {args.target!r} for --target; the file has "
                          f"{', '.join(map(str, data.columns[:12]))}"
-                         f"{', ...' if len(data.columns) > 12 else ''}")
+                         f"{', ...' if len(data.columns) > 12 else ''}{hint}")
     if args.method not in mbstat.METHODS:
         raise UsageError(f"unknown method {args.method!r}; choose from "
                          f"{', '.join(mbstat.METHODS)}")
@@ -192,7 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", help="where to write the plot (default: a temporary file)")
 
     p = sub.add_parser("select", help="learn the Markov blanket of a column of a CSV file")
-    p.add_argument("data", help="CSV file with a header row")
+    p.add_argument("data", help="CSV file with a header row (read as R's read.csv: only "
+                                "empty cells and NA are missing)")
     p.add_argument("--target", required=True, help="the column whose blanket is learned")
     p.add_argument("--method", default="iamb",
                    help="a learner: iamb (default), inter_iamb, iamb_ip, mbor, gs_m, rgs, ppfs "
@@ -202,6 +288,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"))
     p.add_argument("--discretize", type=int, help="equal-frequency bins for float columns")
     p.add_argument("--na", choices=("raise", "drop"))
+    p.add_argument("--sep", help="the column separator (default: detected among comma, "
+                                 "semicolon and tab; 'tab' for a tab)")
+    p.add_argument("--encoding", default="utf-8",
+                   help="the file's text encoding (default utf-8; e.g. latin-1)")
+    p.add_argument("--na-values", action="append", metavar="TEXT",
+                   help="a cell text that marks a missing value, as R's na.strings; repeat "
+                        "for several (default: NA; empty cells are always missing)")
+    p.add_argument("--text", action="append", default=[], metavar="COLUMN",
+                   help="read this column as text levels even where some cells are numbers")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="any other argument of the method, e.g. --param m=3")
     p.add_argument("--out", help="write the p-value table (fsdms: the ranking) to this CSV file")

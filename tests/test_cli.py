@@ -103,3 +103,71 @@ def test_vignettes_are_listed():
     assert out.returncode == 0
     assert "Vignettes" in out.stdout
     assert "grow_shrink_parity" in out.stdout and "near-parity" in out.stdout
+
+
+def test_select_reads_a_sample_mbstat_wrote_with_levels_named_none(tmp_path):
+    """The insurance network's level "None" (Accident, ThisCarDam) is a level, not missing:
+    as R's read.csv, only empty cells and "NA" are missing."""
+    path = tmp_path / "insurance.csv"
+    sample_network("insurance", 400, seed=1).to_csv(path, index=False)
+    assert "None" in path.read_text()
+    out = run("select", str(path), "--target", "Accident")
+    assert out.returncode == 0, out.stderr
+    assert "Blanket of Accident:" in out.stdout
+
+
+def test_read_csv_missing_values_separators_and_encodings(tmp_path):
+    from mbstat.cli import UsageError, read_csv
+
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,c\nNone,1,x\nNA,2,nan\n,3,null\n")
+    data = read_csv(path)
+    assert data["a"].isna().tolist() == [False, True, True]
+    assert data["a"][0] == "None" and data["c"].tolist() == ["x", "nan", "null"]
+    assert read_csv(path, na_values=["null", "nan"])["c"].isna().tolist() == [False, True, True]
+    assert read_csv(path, na_values=["null"])["a"].isna().tolist() == [False, False, True]
+    rows = "x;y;z\n1,5;a;ü\n2,5;b;é\n"
+    for sep, text in ((";", rows), ("\t", rows.replace(";", "\t")),
+                      (",", 'x,y,z\n"p;q",a,ü\nr;s,b,é\n')):
+        path.write_text(text, encoding="utf-8")
+        assert list(read_csv(path).columns) == ["x", "y", "z"], sep
+        assert list(read_csv(path, sep={"\t": "tab"}.get(sep, sep)).columns) == ["x", "y", "z"]
+    path.write_text(rows, encoding="latin-1")
+    with pytest.raises(UsageError, match=r"as utf-8 text \(byte 0xfc.*--encoding latin-1"):
+        read_csv(path)
+    assert read_csv(path, encoding="latin-1")["z"].tolist() == ["ü", "é"]
+    with pytest.raises(UsageError, match="--encoding: unknown encoding 'nope'"):
+        read_csv(path, encoding="nope")
+    with pytest.raises(UsageError, match="--sep must be one character"):
+        read_csv(path, sep=";;")
+
+
+def test_read_csv_refuses_columns_mixing_numbers_and_text(tmp_path):
+    from mbstat.cli import UsageError, read_csv
+
+    path = tmp_path / "d.csv"
+    path.write_text("n,y\n" + "".join(f"{v},{i % 2}\n" for i, v in
+                                      enumerate([1.5, 2.25, "?", 3.0, "n/a", 4.5])))
+    with pytest.raises(UsageError, match=r"column 'n' mixes numbers and text: 2 of 6 cells are "
+                                         r"not numbers \('\?', 'n/a'\); .*--na-values '\?'.*"
+                                         r"--text 'n'"):
+        read_csv(path)
+    data = read_csv(path, na_values=["?", "n/a"])
+    assert data["n"].dtype == "Float64" and data["n"].isna().sum() == 2
+    assert read_csv(path, text=["n"])["n"].tolist() == ["1.5", "2.25", "?", "3.0", "n/a", "4.5"]
+    with pytest.raises(UsageError, match="unknown column 'm' for --text"):
+        read_csv(path, text=["m"])
+
+
+def test_select_reports_read_problems_in_one_line(tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text("a;b;y\n" + "".join(f"{i % 3};{i % 2};{i % 3}\n" for i in range(60)))
+    out = run("select", str(path), "--target", "y")
+    assert out.returncode == 0, out.stderr  # the separator is detected
+    out = run("select", str(path), "--target", "y", "--sep", ",")
+    assert out.returncode == 2 and "is it separated by another character? give --sep" in out.stderr
+    path.write_text("a,b,y\n" + "".join(f"{i % 3},{'x' if i == 7 else i % 2},{i % 3}\n"
+                                        for i in range(60)))
+    out = run("select", str(path), "--target", "y")
+    assert out.returncode == 2 and "column 'b' mixes numbers and text" in out.stderr
+    assert "Traceback" not in out.stderr
