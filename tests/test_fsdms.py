@@ -311,3 +311,24 @@ def test_gpu_matches_cpu(theta):
     gpu = fsdms(df, target, theta=theta, backend="gpu")
     assert gpu.backend == "cupy"
     pd.testing.assert_frame_equal(cpu.ranking, gpu.ranking)
+
+
+def test_near_unique_column_warned_and_result_unchanged():
+    """An independent ID-like column (300 levels, 500 rows) determines the class in the
+    rough-set measure: fsdms ranks it first (the measure's property, kept) and says why."""
+    rng = np.random.default_rng(0)
+    n = 500
+    df = pd.DataFrame(rng.integers(0, 2, (n, 3)), columns=["x1", "x2", "x3"])
+    df["id"] = rng.integers(0, 300, n)
+    df["y"] = (df["x1"] + df["x2"] + (rng.random(n) < 0.1)) % 2
+    with pytest.warns(UserWarning, match=r"fewer than 5 rows per value on 500 rows: 'id' "
+                                         r"\(\d+ values\)\. A near-unique column"):
+        res = fsdms(df, "y")
+    assert res.sequence[0] == "id"
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = fsdms(df.drop(columns="id"), "y")
+        fsdms(make_corral("corral", seed=0), "class")
+    assert "id" not in quiet.sequence

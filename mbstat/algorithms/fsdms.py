@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -80,6 +81,15 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, discret
     margin term is zero and the search reduces to forward greedy on ``D``.
     See :func:`~mbstat.dependency` for the reading of Definition 9 on mixed data.
 
+    Columns with few rows per value: ``D`` counts the rows whose class is
+    determined by their values, so a near-unique column (a row ID, a
+    300-level code on 500 rows) determines the class on its own within most
+    of its values, whatever its relation to the class, and FSDMS ranks it
+    first as strongly relevant. This is a property of the rough-set measure,
+    not of the search: ``fsdms`` warns (and leaves the ranking as it is) when
+    a discrete feature has on average fewer than 5 rows per observed value;
+    drop such columns or merge their rare values before selecting.
+
     References
     ----------
     Y. Liu, F. Tang, Z. Zeng, "Feature selection based on dependency margin",
@@ -96,6 +106,7 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, discret
     alpha = _check_alpha(alpha)
     ds, t, cols = prepare_dependency(data, target, features, theta=theta,
                                      discretize=discretize, na=na)
+    _warn_near_unique(ds, cols)
     d = len(cols)
     k = check_int("k", k, low=0, high=d, allow_none=True)
     eng = make_engine(ds, t, cols, theta, backend)
@@ -287,6 +298,25 @@ def _check_folds(cv: int, ds, t: int) -> None:
             f"cv = {cv} folds need a class of at least {cv} rows; the data has {ds.n_rows} "
             f"rows and its largest class has {largest}: use cv <= {largest}"
         )
+
+
+def _warn_near_unique(ds, cols, rows_per_value: int = 5) -> None:
+    """Warn about discrete features with fewer than ``rows_per_value`` rows per observed value:
+    the dependency measure finds them relevant whatever their relation to the class."""
+    found = []
+    for j in cols:
+        if ds.levels[j]:  # discrete
+            k = int(np.count_nonzero(np.bincount(ds.codes[:, j])))
+            if k * rows_per_value > ds.n_rows:
+                found.append(f"{ds.names[j]!r} ({k} values)")
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        warnings.warn(
+            f"fsdms: features with fewer than {rows_per_value} rows per value on "
+            f"{ds.n_rows} rows: {shown}. A near-unique column determines the class on its own "
+            "in the rough-set dependency, whatever its relation to the class, so FSDMS ranks "
+            "it high (strongly relevant); drop ID-like columns or merge rare values",
+            UserWarning, stacklevel=3)
 
 
 def _check_alpha(alpha) -> float:
