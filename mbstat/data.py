@@ -263,7 +263,9 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None) -> Datas
             )
         frame = frame.iloc[~missing.any(axis=1)]
     if len(frame) < 2:
-        raise ValueError(f"data must have at least 2 rows; got {len(frame)}")
+        dropped = (f" after dropping {missing.any(axis=1).sum()} rows with missing values"
+                   if missing.any() else "")
+        raise ValueError(f"data must have at least 2 rows; got {len(frame)}{dropped}")
 
     # by position: labels such as 1 and 1.0 may not select one column each
     columns = [_encode_column(name, frame.iloc[:, j], discretize)
@@ -300,7 +302,8 @@ def _to_frame(data, names) -> pd.DataFrame:
     if isinstance(data, Mapping):
         raise TypeError(f"data must be a DataFrame, a 2-D array or a Dataset; got a "
                         f"{type(data).__name__} (pandas.DataFrame(data) makes one)")
-    arr = np.asarray(data)
+    masked = np.ma.getmaskarray(data) if isinstance(data, np.ma.MaskedArray) else None
+    arr = np.asarray(data)  # a masked array's data, masked entries included: see below
     if arr.dtype.names is not None:  # structured or record array: its fields are the columns
         if arr.ndim != 1:
             raise ValueError(f"data: a structured array must be 1-D (one record a row); got "
@@ -313,11 +316,18 @@ def _to_frame(data, names) -> pd.DataFrame:
                                  "per record; give each column one value a row")
             columns.append(col)
         default = list(arr.dtype.names)
+        if masked is not None:
+            masked = [masked[field] for field in arr.dtype.names]
     elif arr.ndim != 2:
         raise ValueError(f"data must be a 2-D array; got {arr.ndim}-D with shape {arr.shape}")
     else:
         columns = [arr[:, j] for j in range(arr.shape[1])]
         default = [f"V{j + 1}" for j in range(arr.shape[1])]
+        if masked is not None:
+            masked = list(masked.T)
+    if masked is not None:  # masked entries are missing values (objects keep ints ints)
+        columns = [pd.Series(col, dtype=object).mask(m) if m.any() else col
+                   for col, m in zip(columns, masked)]
     if names is None:
         names = default
     elif isinstance(names, str) or not isinstance(names, Iterable):

@@ -257,3 +257,20 @@ def test_rows_dropped_by_position_with_a_repeated_index():
     ds = as_dataset(df, na="drop")
     np.testing.assert_array_equal(ds.values[:, 0], [1, 2, 1, 2])
     np.testing.assert_array_equal(ds.codes[:, 1], [0, 1, 1, 0])
+
+
+def test_masked_entries_of_a_masked_array_are_missing():
+    """np.asarray would hand back the hidden values (99 here) as data."""
+    arr = np.ma.masked_array([[1, 2], [2, 3], [1, 99], [2, 2]],
+                             mask=[[0, 0], [0, 0], [0, 1], [0, 0]])
+    with pytest.raises(ValueError, match=r"missing values .*\['V2'\]"):
+        as_dataset(arr)
+    ds = as_dataset(arr, na="drop")
+    assert ds.kinds == ("discrete", "discrete") and ds.levels == ((1, 2), (2, 3))
+    assert 99 in arr.data  # the caller's array untouched
+    rec = np.ma.masked_array(np.array([(1, "a"), (2, "b"), (3, "c")],
+                                      dtype=[("x", int), ("y", "U1")]),
+                             mask=[(0, 0), (0, 1), (0, 0)])
+    assert as_dataset(rec, na="drop").levels == ((1, 3), ("a", "c"))
+    with pytest.raises(ValueError, match="got 1 after dropping 2 rows with missing values"):
+        as_dataset(pd.DataFrame({"a": [None, None, 1.0], "b": [1, 2, 3]}), na="drop")
