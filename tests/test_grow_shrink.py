@@ -8,6 +8,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,6 +21,8 @@ from mbstat.bn import BayesianNetwork, random_dag
 from mbstat.ci import DSeparationOracle
 from mbstat.ci.exact import ExactOracle, parity_table
 from mbstat.datasets import make_parity
+from mbstat.algorithms._common import prepare
+from mbstat.algorithms.learners import Run
 from mbstat.results import MBResult
 
 
@@ -30,7 +34,8 @@ from mbstat.results import MBResult
 
 def _search_blanket(data, node, algorithm, m=1, k=1000, seed=0, test="oracle"):
     """The blanket found by the search itself (no result assembly: fast for many runs)."""
-    s = gsmod._start(data, node, m, test=test, alpha=0.05, min_per_cell=None)
+    tester, target, cands = prepare(data, node, test=test, alpha=0.05, backend=None)
+    s = gsmod._start(Run(tester, target, cands, time.perf_counter()), m, None, False)
     if algorithm == "gs_m":
         gsmod._gs_m_search(s, m)
     else:

@@ -97,7 +97,8 @@ class Ledger:
                 rows.append((d.decision, d.phase, f, "", np.nan, np.nan, np.nan, np.nan,
                              d.criterion, False))
                 continue
-            rows.append((d.decision, d.phase, ", ".join(r.x), ", ".join(r.z),
+            tested = f if r.y == f else ", ".join(r.x)  # a test of the target against f
+            rows.append((d.decision, d.phase, tested, ", ".join(r.z),
                          float(r.statistic), float(r.df), float(r.pvalue), float(r.log_pvalue),
                          d.criterion, bool(r.skipped)))
         frame = pd.DataFrame(rows, columns=EVIDENCE_COLUMNS,

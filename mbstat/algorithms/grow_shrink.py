@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import special
@@ -21,10 +21,10 @@ from scipy import special
 from .._progress import progress_bar
 from .._validation import check_int, check_number, check_seed
 from ..ci.base import _set_label
-from ..results import MBResult, format_call
-from .learners import make_mb_result
-from ._common import prepare, strongest
+from ..results import MBResult
+from ._common import strongest
 from .iamb import _backward
+from .learners import Found, Learner, Run
 
 __all__ = ["gs_m", "rgs"]
 
@@ -56,6 +56,8 @@ class _Search:
     start: float
     n_power_skipped: int = 0
     bar: object = None  # progress bar (silent unless progress=True)
+    ledger: object = None  # the evidence (see algorithms._evidence)
+    singles: dict = field(default_factory=dict)  # each candidate's last test alone, given S
 
     def remaining(self) -> list:
         """Candidates outside S that can carry information (constant columns cannot)."""
@@ -99,15 +101,38 @@ class _Search:
             return tested, None
         names = self.tester.dataset.names
         xs = [tuple(names[j] for j in row if j >= 0) for row in subsets[tested].tolist()]
-        return tested, self.tester.test_many(xs, self.target, self.blanket, phase=_PHASE_GROW)
+        batch = self.tester.test_many(xs, self.target, self.blanket, phase=_PHASE_GROW)
+        self.singles.update((x[0], batch[i]) for i, x in enumerate(xs) if len(x) == 1)
+        return tested, batch
 
     def add(self, members, result) -> None:
         self.blanket.extend(members)
         self.log(_PHASE_GROW, "add", _set_label(list(members)), result)
+        for x in members:
+            self.ledger.keep(x, result, _PHASE_GROW)
 
     def shrink(self) -> None:
         """Algorithm 1, lines 8-11: remove single members independent given the rest."""
-        _backward(self.tester, self.target, self.blanket, self.trace, phase=_PHASE_SHRINK)
+        _backward(self.tester, self.target, self.blanket, self.trace, phase=_PHASE_SHRINK,
+                  ledger=self.ledger)
+
+    def exclude_rest(self, complete: bool) -> None:
+        """The evidence of the candidates the growth left out: each one's own test given the
+        final S (in the last pass). Left out by a rule rather than by that test (a round of
+        RGS that added nothing, a stop) where the test is dependent or missing."""
+        given = set(self.blanket)
+        for x in self.candidates:
+            if x in given:
+                continue
+            res = self.singles.get(x)
+            if res is None or set(res.z) != given:
+                self.ledger.exclude(x, None, "grow: not tested alone given the final set"
+                                    if complete else "stopped: time budget or interrupt")
+            elif res.independent or math.isnan(res.pvalue):
+                self.ledger.exclude(x, res, _PHASE_GROW)
+            else:
+                self.ledger.exclude(x, res, "stopped: round added nothing" if complete
+                                    else "stopped: time budget or interrupt")
 
 
 def _dependent(batch) -> np.ndarray:
@@ -146,9 +171,29 @@ def _grow_exhaustive(s: _Search, m: int) -> None:
 def _gs_m_search(s: _Search, m: int) -> None:
     """Algorithm 1: exhaustive growth over subsets of up to m variables, then shrink."""
     _grow_exhaustive(s, m)
+    s.exclude_rest(complete=True)
     s.shrink()
 
 
+def _check_gs(m=1, min_per_cell=1.0, progress=False) -> dict:
+    """GS^(m)'s own arguments."""
+    return {"m": check_int("m", m, low=1),
+            "min_per_cell": check_number("min_per_cell", min_per_cell, low=0.0,
+                                         allow_none=True),
+            "progress": progress}
+
+
+def _gs_search(run: Run, m, min_per_cell, progress) -> Found:
+    s = _start(run, m, min_per_cell, progress)
+    _gs_m_search(s, m)
+    return _finish(s, complete=True)
+
+
+GS_M = Learner("gs_m", "ci", "grow-shrink with margin m = {m} (GS^({m}))", search=_gs_search,
+               check=_check_gs)
+
+
+@GS_M.front_end
 def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=None,
          candidates=None, discretize=None, na="raise", progress=False, **test_args) -> MBResult:
     """Grow-Shrink with margin m: GS^(m) (Margaritis 2009, Algorithm 1).
@@ -204,18 +249,6 @@ def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=
     D. Margaritis, "Toward provably correct feature selection in arbitrary
     domains", NIPS 2009.
     """
-    start = time.perf_counter()
-    m = check_int("m", m, low=1)
-    s = _start(data, target, m, test=test, alpha=alpha, min_per_cell=min_per_cell,
-               backend=backend, candidates=candidates, discretize=discretize, na=na,
-               test_args=test_args, start=start, progress=progress)
-    _gs_m_search(s, m)
-    params = {"m": m, "test": s.tester.test_name, "alpha": alpha, "min_per_cell": min_per_cell,
-              **test_args}
-    call = format_call("gs_m", data, target=s.target, m=m, test=s.tester.test_name, alpha=alpha,
-                       candidates=None if candidates is None else s.candidates)
-    return _finish(s, "gs_m", f"grow-shrink with margin m = {m} (GS^({m}))", call, params,
-                   complete=True)
 
 
 # --------------------------------------------------------------------------- RGS^(m,k)
@@ -334,6 +367,7 @@ def _rgs_search(s: _Search, m: int, k: int, rng, deadline) -> bool:
         complete = False
     if not complete:
         s.log(_PHASE_GROW, "stop", "(time budget or interrupt)", None)
+    s.exclude_rest(complete)
     try:
         s.shrink()
     except KeyboardInterrupt:
@@ -341,6 +375,28 @@ def _rgs_search(s: _Search, m: int, k: int, rng, deadline) -> bool:
     return complete
 
 
+def _check_rgs(m=1, k=1000, seed=None, time_budget=None, min_per_cell=1.0,
+               progress=False) -> dict:
+    """RGS^(m,k)'s own arguments."""
+    return {**_check_gs(m, min_per_cell, progress), "k": check_int("k", k, low=1),
+            "seed": seed, "time_budget": check_number("time_budget", time_budget, low=0.0,
+                                                      allow_none=True)}
+
+
+def _rgs_run(run: Run, m, k, seed, time_budget, min_per_cell, progress) -> Found:
+    rng = check_seed(seed)
+    s = _start(run, m, min_per_cell, progress)
+    deadline = None if time_budget is None else run.start + time_budget
+    found = _finish(s, complete=_rgs_search(s, m, k, rng, deadline))
+    found.params["seed"] = seed if seed is None or isinstance(seed, int) else "Generator"
+    return found
+
+
+RGS = Learner("rgs", "ci", "randomized anytime grow-shrink (RGS^({m},{k}))", search=_rgs_run,
+              check=_check_rgs)
+
+
+@RGS.front_end
 def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha=0.05, *,
         min_per_cell=1.0, backend=None, candidates=None, discretize=None, na="raise",
         progress=False, **test_args) -> MBResult:
@@ -376,53 +432,26 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha
     -------
     MBResult
     """
-    start = time.perf_counter()
-    m = check_int("m", m, low=1)
-    k = check_int("k", k, low=1)
-    time_budget = check_number("time_budget", time_budget, low=0.0, allow_none=True)
-    rng = check_seed(seed)
-    s = _start(data, target, m, test=test, alpha=alpha, min_per_cell=min_per_cell,
-               backend=backend, candidates=candidates, discretize=discretize, na=na,
-               test_args=test_args, start=start, progress=progress)
-    deadline = None if time_budget is None else start + time_budget
-    complete = _rgs_search(s, m, k, rng, deadline)
-    seed_param = seed if seed is None or isinstance(seed, int) else "Generator"
-    params = {"m": m, "k": k, "seed": seed_param, "time_budget": time_budget,
-              "test": s.tester.test_name, "alpha": alpha, "min_per_cell": min_per_cell,
-              **test_args}
-    call = format_call("rgs", data, target=s.target, m=m, k=k, seed=seed_param,
-                       time_budget=time_budget, test=s.tester.test_name, alpha=alpha,
-                       candidates=None if candidates is None else s.candidates)
-    return _finish(s, "rgs", f"randomized anytime grow-shrink (RGS^({m},{k}))", call, params,
-                   complete=complete)
 
 
 # --------------------------------------------------------------------------- shared
-def _start(data, target, m, *, test, alpha, min_per_cell, backend=None, candidates=None,
-           discretize=None, na="raise", test_args=None, start=None, progress=False) -> _Search:
-    """Validate, build the tester and the empty search state."""
-    min_per_cell = check_number("min_per_cell", min_per_cell, low=0.0, allow_none=True)
-    tester, target, cands = prepare(data, target, test=test, alpha=alpha, backend=backend,
-                                    discretize=discretize, na=na, test_args=test_args,
-                                    candidates=candidates)
+def _start(run: Run, m: int, min_per_cell, progress) -> _Search:
+    """Check m against the candidates and the test, and build the empty search state."""
+    tester, cands = run.tester, run.candidates
     if m > len(cands):
         raise ValueError(f"m must be <= the number of candidates ({len(cands)}); got {m}")
     if m > 1 and not tester.test_obj.joint_x:
         raise ValueError(f"test {tester.test_name!r} cannot test sets of variables; "
                          "use m = 1 or a discrete test such as 'g2'")
-    start = time.perf_counter() if start is None else start
-    return _Search(tester=tester, target=target, candidates=cands, min_per_cell=min_per_cell,
-                   blanket=[], trace=_Trace(tester, start), start=start,
-                   bar=progress_bar(progress, desc=f"growing the blanket of {target}",
+    return _Search(tester=tester, target=run.target, candidates=cands,
+                   min_per_cell=min_per_cell, blanket=[], trace=_Trace(tester, run.start),
+                   start=run.start, ledger=run.ledger,
+                   bar=progress_bar(progress, desc=f"growing the blanket of {run.target}",
                                     unit=" subsets"))
 
 
-def _finish(s: _Search, method, title, call, params, complete) -> MBResult:
+def _finish(s: _Search, complete: bool) -> Found:
+    """Close the progress bar and say what was found, with the evidence of the rest."""
     s.bar.close()
-    elapsed = time.perf_counter() - s.start
-    res = make_mb_result(s.tester, method=method, target=s.target, blanket=s.blanket, call=call,
-                         params=params, elapsed=elapsed, trace=s.trace, title=title,
-                         complete=complete, candidates=s.candidates)
-    if s.n_power_skipped:
-        res = replace(res, n_skipped=res.n_skipped + s.n_power_skipped)
-    return res
+    return Found(list(s.blanket), complete=complete, trace=s.trace,
+                 n_skipped=s.n_power_skipped)

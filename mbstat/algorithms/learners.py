@@ -269,7 +269,7 @@ def _constant(ds, target: str) -> bool:
 
 def learners_table() -> pd.DataFrame:
     """The learner table as a DataFrame: kind, title, result class and own arguments."""
-    rows = [(r.name, KINDS[r.kind], r.title.replace("{", "").replace("}", ""),
+    rows = [(r.name, KINDS[r.kind], r.title.replace("{", "<").replace("}", ">"),
              r.result.__name__, ", ".join(r.parameters) or "-",
              "yes" if r.takes_test_args else "no") for r in LEARNERS.values()]
     frame = pd.DataFrame(rows, columns=["learner", "kind", "title", "result", "arguments",
@@ -277,21 +277,3 @@ def learners_table() -> pd.DataFrame:
     return frame.set_index("learner")
 
 
-
-def make_mb_result(tester, *, method, target, blanket, call, params, elapsed, trace=(),
-                   title="", complete=True, parents_children=None, spouses=None,
-                   candidates=None, ledger=None) -> MBResult:
-    """An :class:`MBResult` from a search that does not run through :func:`learn`."""
-    if candidates is None:
-        candidates = [c for c in tester.dataset.names if c != target]
-    ledger = Ledger() if ledger is None else ledger
-    return MBResult(
-        method=method, target=target, selected=tuple(blanket), params=params, call=call,
-        n_rows=tester.n, n_candidates=len(candidates), n_variables=tester.dataset.n_cols,
-        n_tests=tester.n_tests, elapsed=elapsed, backend=tester.backend.name,
-        device=tester.backend.device, complete=complete, tests=tester.log,
-        test=tester.test_name, alpha=tester.alpha,
-        evidence=ledger.frame(blanket, candidates), trace=make_trace(trace),
-        parents_children=None if parents_children is None else tuple(parents_children),
-        spouses=None if spouses is None else tuple(spouses), n_skipped=tester.n_skipped,
-        title=title)

@@ -8,7 +8,6 @@ MBS u {T}" means restricting the candidates and conditioning sets to it.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -17,10 +16,10 @@ import pandas as pd
 
 from .._frozen import FrozenMapping
 from .._validation import check_alpha, check_int
-from ..results import MBResult, format_call
-from .learners import make_mb_result
+from ..results import MBResult
 from ._common import prepare
 from .iamb import iamb, inter_iamb, search
+from .learners import Found, Learner, Run
 
 __all__ = ["mbor", "pc_superset", "sp_superset", "mb_to_pc", "Superset"]
 
@@ -136,10 +135,13 @@ def _sp_superset(tester, target, candidates, pcs, dsep, trace):
     return sps, {y: z for y, z in pruned.items() if y not in set(sps)}
 
 
-def _separate(tester, target, xs, pool, max_k, phase):
+def _separate(tester, target, xs, pool, max_k, phase, survived=None):
     """For each x in ``xs``, the first (smallest) Z in ``pool`` \\ {x} with |Z| <= max_k that
     separates x from the target, or no entry. Subsets are enumerated by size, then in
-    ``pool`` order; each subset is one batched call over the x not yet separated."""
+    ``pool`` order; each subset is one batched call over the x not yet separated.
+
+    ``survived`` (a dict), when given, receives for each x never separated the weakest
+    test it survived (the largest p-value: pcalg's pMax)."""
     found = {}
     todo = list(xs)
     top = len(pool) if max_k is None else min(max_k, len(pool))
@@ -149,6 +151,11 @@ def _separate(tester, target, xs, pool, max_k, phase):
             if not batch_xs:
                 continue
             batch = tester.test_many(batch_xs, target, z, phase=phase)
+            if survived is not None:
+                for i in np.flatnonzero(~batch.independent):
+                    x = batch_xs[i]
+                    if x not in survived or batch.log_pvalue[i] > survived[x].log_pvalue:
+                        survived[x] = batch[i]
             for i in np.flatnonzero(batch.independent):
                 found[batch_xs[i]] = (z, batch[i])
                 todo.remove(batch_xs[i])
@@ -157,47 +164,71 @@ def _separate(tester, target, xs, pool, max_k, phase):
     return found
 
 
-def _mb_to_pc(tester, target, candidates, method, max_k):
+def _mb_to_pc(tester, target, candidates, method, max_k, ledger=None):
     """Algorithm 4: CorrectMB, then drop X in MB separated from T by some Z in MB \\ X.
 
-    Returns (PC, MB), PC in the order CorrectMB added its members.
+    Returns (PC, MB, survived): PC in the order CorrectMB added its members, and for each
+    of them the weakest test it survived in the separating-set search. ``ledger``
+    receives CorrectMB's decisions, each separation and each PC member's weakest test.
     """
-    mb = search(tester, target, candidates, method, phases=("correct_mb", "correct_mb"))
+    mb = search(tester, target, candidates, method, phases=("correct_mb", "correct_mb"),
+                ledger=ledger)
     top = len(mb) - 1 if max_k is None else min(max_k, len(mb) - 1)
-    sep = _separate(tester, target, mb, mb, top, "mb_to_pc")
-    return [x for x in mb if x not in sep], mb
+    survived = {}
+    sep = _separate(tester, target, mb, mb, top, "mb_to_pc", survived)
+    pc = [x for x in mb if x not in sep]
+    if ledger is not None:
+        for x in mb:
+            if x in sep:
+                ledger.exclude(x, sep[x][1], "mb_to_pc")
+            else:
+                ledger.keep(x, survived[x], "mb_to_pc")
+    return pc, mb, survived
 
 
-def _mbor(tester, target, candidates, method, max_k, trace, memo=None):
+def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=None):
     """Algorithm 1. Returns (PC, SP, PCS, SPS).
 
     ``memo`` caches MBtoPC(X, V) by (X, V): pass one dict to runs for several targets
-    on the same tester (a pure cache: the results do not change).
+    on the same tester (a pure cache: the results do not change). ``ledger`` receives
+    the evidence: PCSuperSet's exclusions, the target's MBtoPC (CorrectMB and the
+    separating-set search), for a member added by the OR condition the weakest test of
+    T in X's MBtoPC, for a spouse the test that added it.
     """
     memo = {} if memo is None else memo
 
-    def mb_to_pc(x):
+    def mb_to_pc_run(x, record=None):
         key = (x, variables, method, max_k)
-        if key not in memo:
+        if key not in memo or record is not None:
             cands = [v for v in variables if v != x]
-            memo[key] = _mb_to_pc(tester, x, cands, method, max_k)[0]
+            pc_x, _, survived = _mb_to_pc(tester, x, cands, method, max_k, record)
+            memo[key] = (pc_x, survived)
         return memo[key]
 
+    def mb_to_pc(x):
+        return mb_to_pc_run(x)[0]
+
     # Phase I: MB superset
+    start = len(trace)
     pcs, dsep = _pc_superset(tester, target, candidates, trace)
+    if ledger is not None:
+        for phase, _, x, res in trace[start:]:
+            ledger.exclude(x, res, phase)
     sps, _ = _sp_superset(tester, target, candidates, pcs, dsep, trace)
     mbs = [v for v in candidates if v in set(pcs) | set(sps)]
     # D restricted to MBS u {T}, in the data's column order
     keep = set(mbs) | {target}
     variables = tuple(v for v in tester.dataset.names if v in keep)
     # Phase II: parents and children, with the OR condition
-    pc = list(mb_to_pc(target))
+    pc = list(mb_to_pc_run(target, ledger)[0])
     for x in pc:
         trace.append(("pc", "add", x, None))
     for x in pcs:
         if x not in pc and target in mb_to_pc(x):
             pc.append(x)
             trace.append(("pc", "add (OR)", x, None))
+            if ledger is not None:
+                ledger.keep(x, mb_to_pc_run(x)[1][target], "pc (OR)")
     # Phase III: spouses, each with a minimal separating set in MBS
     pairs = [(x, y) for x in pc for y in mb_to_pc(x)
              if y != target and y not in pc]
@@ -215,6 +246,8 @@ def _mbor(tester, target, candidates, method, max_k, trace, memo=None):
         if not res.independent:
             sp.append(y)
             trace.append(("spouses", "add", y, res))
+            if ledger is not None:
+                ledger.keep(y, res, "spouses")
     return pc, sp, pcs, sps
 
 
@@ -232,16 +265,34 @@ def _method(correct_mb) -> str:
                      f"got {correct_mb!r}")
 
 
-def _setup(data, target, test, alpha, correct_mb, max_k, **prepare_args):
-    """Check MBOR's own arguments and build the tester: (tester, target, candidates,
-    CorrectMB's name, max_k)."""
-    method = _method(correct_mb)
-    max_k = check_int("max_k", max_k, low=0, allow_none=True)
-    check_alpha(alpha)
-    tester, target, cands = prepare(data, target, test=test, alpha=alpha, **prepare_args)
-    return tester, target, cands, method, max_k
+def _check_args(correct_mb=inter_iamb, max_k=None) -> dict:
+    """MBOR's and MBtoPC's own arguments: CorrectMB by name, the subset-size cap."""
+    return {"correct_mb": _method(correct_mb),
+            "max_k": check_int("max_k", max_k, low=0, allow_none=True)}
 
 
+def _mbor_search(run: Run, correct_mb, max_k) -> Found:
+    pc, sp, pcs, sps = _mbor(run.tester, run.target, run.candidates, correct_mb, max_k,
+                             run.trace, ledger=run.ledger)
+    return Found([*pc, *sp], parents_children=pc, spouses=sp,
+                 params={"pcs": tuple(pcs), "sps": tuple(sps)})
+
+
+def _mb_to_pc_search(run: Run, correct_mb, max_k) -> Found:
+    pc, mb, _ = _mb_to_pc(run.tester, run.target, run.candidates, correct_mb, max_k,
+                          run.ledger)
+    run.trace.extend(("mb_to_pc", "keep", x, None) for x in pc)
+    return Found(pc, parents_children=pc, spouses=[x for x in mb if x not in pc],
+                 params={"blanket": tuple(mb)})
+
+
+MBOR = Learner("mbor", "ci", "Markov boundary search using the OR condition (MBOR)",
+               search=_mbor_search, check=_check_args)
+MB_TO_PC = Learner("mb_to_pc", "ci", "parents and children from a Markov blanket (MBtoPC)",
+                   search=_mb_to_pc_search, check=_check_args)
+
+
+@MBOR.front_end
 def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
          backend=None, candidates=None, discretize=None, na="raise", **test_args) -> MBResult:
     """Markov boundary search using the OR condition (MBOR, Algorithm 1).
@@ -286,22 +337,6 @@ def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=No
     PC members first, then MBS order; it depends only on Y, so it is searched once per Y.
     If none has at most ``max_k`` variables, Y is not added.
     """
-    start = time.perf_counter()
-    tester, target, cands, method, max_k = _setup(
-        data, target, test, alpha, correct_mb, max_k, backend=backend, candidates=candidates,
-        discretize=discretize, na=na, test_args=test_args)
-    trace = []
-    pc, sp, pcs, sps = _mbor(tester, target, cands, method, max_k, trace)
-    elapsed = time.perf_counter() - start
-    call = format_call("mbor", data, target=target, test=tester.test_name, alpha=alpha,
-                       correct_mb=method, max_k=max_k,
-                       candidates=None if candidates is None else cands)
-    params = {"test": tester.test_name, "alpha": alpha, "correct_mb": method, "max_k": max_k,
-              "pcs": tuple(pcs), "sps": tuple(sps), **test_args}
-    return make_mb_result(tester, method="mbor", target=target, blanket=[*pc, *sp], call=call,
-                          params=params, elapsed=elapsed, trace=trace,
-                          title="Markov boundary search using the OR condition (MBOR)",
-                          parents_children=pc, spouses=sp, candidates=cands)
 
 
 def pc_superset(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
@@ -375,6 +410,7 @@ def sp_superset(data, target, pcs=None, dsep=None, test="g2", alpha=0.05, *, bac
     return Superset("SPS", target, tuple(sps), pruned, tester.n_tests, tester.log)
 
 
+@MB_TO_PC.front_end
 def mb_to_pc(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
              backend=None, candidates=None, discretize=None, na="raise",
              **test_args) -> MBResult:
@@ -391,20 +427,3 @@ def mb_to_pc(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_
         members of CorrectMB's blanket removed; ``params["blanket"]`` that
         blanket.
     """
-    start = time.perf_counter()
-    tester, target, cands, method, max_k = _setup(
-        data, target, test, alpha, correct_mb, max_k, backend=backend, candidates=candidates,
-        discretize=discretize, na=na, test_args=test_args)
-    pc, mb = _mb_to_pc(tester, target, cands, method, max_k)
-    elapsed = time.perf_counter() - start
-    call = format_call("mb_to_pc", data, target=target, test=tester.test_name, alpha=alpha,
-                       correct_mb=method, max_k=max_k,
-                       candidates=None if candidates is None else cands)
-    params = {"test": tester.test_name, "alpha": alpha, "correct_mb": method, "max_k": max_k,
-              "blanket": tuple(mb), **test_args}
-    return make_mb_result(tester, method="mb_to_pc", target=target, blanket=pc, call=call,
-                          params=params, elapsed=elapsed,
-                          trace=[("mb_to_pc", "keep", x, None) for x in pc],
-                          title="parents and children from a Markov blanket (MBtoPC)",
-                          parents_children=pc, spouses=[x for x in mb if x not in pc],
-                          candidates=cands)

@@ -1,8 +1,9 @@
 """Frozen result objects with R-style summaries, p-value tables and plots.
 
 Every algorithm returns a subclass of :class:`SelectionResult`; Markov-blanket
-learners return :class:`MBResult`, built by :func:`make_mb_result` from the
-:class:`~mbstat.ci.CITester` that answered the algorithm's questions.
+learners return :class:`MBResult`, built by the learners' front end
+(:func:`mbstat.algorithms.learners.learn`) from the evidence the search decided on.
+Results hold what the search found; they run no tests of their own.
 """
 from __future__ import annotations
 
