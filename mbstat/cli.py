@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import inspect
 import subprocess
 import sys
 import tempfile
@@ -76,7 +75,7 @@ def demo(n: int = 5000, seed: int = 1, targets=("HR", "CO", "PVSAT"), plot: str 
 
     net = load_network("alarm")
     data = net.sample(n, seed=seed)
-    methods = [m for m in ("iamb", "mbor") if m in mbstat.METHODS]
+    methods = ["iamb", "mbor"]
     print(f"ALARM network ({len(net.nodes)} nodes, {net.n_arcs} arcs), {n} rows sampled "
           f"with seed {seed}; learners: {', '.join(methods)}.\n")
     print(mbstat.ci_test(data, "HR", "CO", z=["STROKEVOLUME"]))
@@ -84,7 +83,7 @@ def demo(n: int = 5000, seed: int = 1, targets=("HR", "CO", "PVSAT"), plot: str 
     for target in targets:
         truth = set(net.markov_blanket(target))
         for method in methods:
-            res = mbstat.METHODS[method](data, target, alpha=0.05)
+            res = mbstat.LEARNERS[method].function(data, target, alpha=0.05)
             print(res.summary())
             found = set(res.selected)
             print(f"True blanket of {target}: {{{', '.join(sorted(truth))}}}")
@@ -185,8 +184,6 @@ def _check_not_mixed(name, col) -> None:
 
 
 def select(args) -> int:
-    import pandas as pd
-
     import mbstat
 
     path = Path(args.data)
@@ -202,19 +199,19 @@ def select(args) -> int:
         raise UsageError(f"unknown column {args.target!r} for --target; the file has "
                          f"{', '.join(map(str, data.columns[:12]))}"
                          f"{', ...' if len(data.columns) > 12 else ''}{hint}")
-    if args.method not in mbstat.METHODS:
+    if args.method not in mbstat.LEARNERS:
         raise UsageError(f"unknown method {args.method!r}; choose from "
-                         f"{', '.join(mbstat.METHODS)}")
-    func = mbstat.METHODS[args.method]
+                         f"{', '.join(mbstat.LEARNERS)}")
+    row = mbstat.LEARNERS[args.method]
     params = dict(_parse_param(p) for p in args.param)
     for name in ("alpha", "test", "backend", "discretize", "na"):
         value = getattr(args, name)
         if value is not None:
             params[name] = value
-    if "progress" in inspect.signature(func).parameters:
+    if "progress" in row.parameters:
         params.setdefault("progress", True)
     try:
-        result = func(data, args.target, **params)
+        result = row.function(data, args.target, **params)
     except (ValueError, TypeError, RuntimeError) as exc:
         raise UsageError(str(exc)) from None
     print(result.summary())
