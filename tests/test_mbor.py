@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 
+import importlib
+import itertools
+import warnings
+
 import matplotlib
 
 matplotlib.use("Agg")
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -15,6 +20,8 @@ from mbstat.ci import CITester, DSeparationOracle
 from mbstat.datasets import load_network, sample_network
 from mbstat.results import MBResult
 from test_iamb import oracle_dags
+
+mbor_module = importlib.import_module("mbstat.algorithms.mbor")  # the name mbor is the function
 
 
 # ---------------------------------------------------------------------------
@@ -112,6 +119,76 @@ def test_or_condition_recovers_a_child_that_mb_to_pc_misses():
     added = res.trace[res.trace["action"] == "add (OR)"]
     assert list(added["feature"]) == ["Y"]
     assert set(mbor(dag, "T", test=DSeparationOracle(dag)).parents_children) == {"X", "W", "Y"}
+
+
+# ---------------------------------------------------------------------------
+# separating-set searches: nothing to separate, and the default bound
+# ---------------------------------------------------------------------------
+
+
+class _CountedCombinations:
+    """itertools.combinations that counts the subsets it yields and stops a runaway
+    enumeration (the code before issue 13.3 would walk 2^62 subsets here)."""
+
+    def __init__(self, limit):
+        self.n, self.limit = 0, limit
+
+    def __call__(self, pool, k):
+        for z in itertools.combinations(pool, k):
+            self.n += 1
+            if self.n > self.limit:
+                raise AssertionError(f"more than {self.limit} subsets enumerated")
+            yield z
+
+
+def test_wide_data_spouse_step_stops_when_nothing_is_left(monkeypatch):
+    """Issue 13.3: 2,000 rows x 1,000 binary features, a target on 5 of them. Phase III
+    has no spouse candidate, yet the search walked every subset of its 62-variable pool
+    (past 150 s); it now returns at once, and each search is bounded by MAX_SUBSETS."""
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 2, (2000, 1000))
+    df = pd.DataFrame(values, columns=[f"V{i}" for i in range(1000)])
+    df["T"] = (values[:, :5].sum(axis=1) >= 3).astype(int)
+    counted = _CountedCombinations(limit=200_000)
+    monkeypatch.setattr(mbor_module, "combinations", counted)
+    res = mbor(df, "T")
+    assert {"V0", "V1", "V2", "V3", "V4"} <= set(res.blanket)
+    assert len(res.params["pcs"]) + len(res.params["sps"]) > 20  # a wide pool in Phase III
+    assert counted.n < 1000 and res.n_tests < 30_000
+    assert not res.notes  # every search ended before the bound
+
+
+def test_separate_with_nothing_to_separate_examines_no_subset(monkeypatch):
+    counted = _CountedCombinations(limit=10)
+    monkeypatch.setattr(mbor_module, "combinations", counted)
+    tester = CITester(load_network("asia"), "oracle")
+    pool = list(tester.dataset.names[1:])
+    assert mbor_module._separate(tester, tester.dataset.names[0], [], pool, None, "t") == {}
+    assert counted.n == 0
+
+
+def test_default_bound_on_separating_sets_warns_and_notes(monkeypatch):
+    """No subset separates a child from its parent: MBtoPC's search ends at the default
+    bound (here lowered to 20 subsets of an 8-member blanket: sizes 0 and 1, 9 subsets),
+    with a warning and a note; an explicit max_k searches exactly that far, silently."""
+    rng = np.random.default_rng(1)
+    t = rng.integers(0, 2, 3000)
+    kids = {f"C{i}": t ^ (rng.random(3000) < 0.25) for i in range(8)}
+    df = pd.DataFrame({"T": t, **kids}).astype(int)
+    monkeypatch.setattr(mbor_module, "MAX_SUBSETS", 20)
+    counted = _CountedCombinations(limit=10_000)
+    monkeypatch.setattr(mbor_module, "combinations", counted)
+    with pytest.warns(UserWarning, match=r"up to 1 of the 8 variables"):
+        res = mb_to_pc(df, "T")
+    assert set(res.blanket) == set(kids)
+    assert counted.n == 1 + 8
+    assert len(res.notes) == 1 and "Pass max_k" in res.notes[0]
+    counted.n = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        explicit = mb_to_pc(df, "T", max_k=2)
+    assert set(explicit.blanket) == set(kids)
+    assert counted.n == 1 + 8 + 28 and not explicit.notes
 
 
 # ---------------------------------------------------------------------------

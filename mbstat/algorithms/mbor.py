@@ -8,6 +8,8 @@ MBS u {T}" means restricting the candidates and conditioning sets to it.
 """
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -22,6 +24,11 @@ from .iamb import iamb, inter_iamb, search
 from .learners import Found, Learner, Run
 
 __all__ = ["mbor", "pc_superset", "sp_superset", "mb_to_pc", "Superset"]
+
+#: With ``max_k=None``, a search for separating sets examines whole sizes 0, 1, 2, ...
+#: while the subsets examined number at most this many (bnlearn's ``max.sx``, chosen
+#: from the pool's size); a larger size is searched only when ``max_k`` asks for it.
+MAX_SUBSETS = 10_000
 
 
 @dataclass(frozen=True)
@@ -135,16 +142,25 @@ def _sp_superset(tester, target, candidates, pcs, dsep, trace):
     return sps, {y: z for y, z in pruned.items() if y not in set(sps)}
 
 
-def _separate(tester, target, xs, pool, max_k, phase, survived=None):
+def _separate(tester, target, xs, pool, max_k, phase, survived=None, notes=None):
     """For each x in ``xs``, the first (smallest) Z in ``pool`` \\ {x} with |Z| <= max_k that
     separates x from the target, or no entry. Subsets are enumerated by size, then in
-    ``pool`` order; each subset is one batched call over the x not yet separated.
+    ``pool`` order; each subset is one batched call over the x not yet separated, and the
+    search stops as soon as every x is separated (at once when ``xs`` is empty).
+
+    ``max_k=None``: every size whose subsets, counted from size 0, number at most
+    :data:`MAX_SUBSETS` (:func:`_auto_max_k`). When that bound ends the search with some
+    x still unseparated, a warning says so and the note is appended to ``notes``.
 
     ``survived`` (a dict), when given, receives for each x never separated the weakest
     test it survived (the largest p-value: pcalg's pMax)."""
     found = {}
     todo = list(xs)
-    top = len(pool) if max_k is None else min(max_k, len(pool))
+    if not todo:
+        return found
+    # a subset holding every x separates none of them: the last size is len(pool) - 1
+    largest = len(pool) - (1 if set(todo) <= set(pool) else 0)
+    top = _auto_max_k(len(pool), largest) if max_k is None else min(max_k, largest)
     for k in range(top + 1):
         for z in combinations(pool, k):
             batch_xs = [x for x in todo if x not in z]
@@ -161,21 +177,45 @@ def _separate(tester, target, xs, pool, max_k, phase, survived=None):
                 todo.remove(batch_xs[i])
             if not todo:
                 return found
+    if max_k is None and top < largest:
+        _note_bound(phase, top, len(pool), todo, notes)
     return found
 
 
-def _mb_to_pc(tester, target, candidates, method, max_k, ledger=None):
+def _auto_max_k(n: int, top: int) -> int:
+    """Largest size s <= top with sum_{t <= s} C(n, t) <= MAX_SUBSETS (at least 0)."""
+    total, size = 1, 0  # size 0: the empty set
+    while size < top:
+        total += math.comb(n, size + 1)
+        if total > MAX_SUBSETS:
+            break
+        size += 1
+    return size
+
+
+def _note_bound(phase, size, n_pool, todo, notes) -> None:
+    """Warn, and add to ``notes``, that the default bound ended a search for separating sets."""
+    shown = ", ".join(map(str, todo[:5])) + (", ..." if len(todo) > 5 else "")
+    message = (f"MBOR ({phase}): separating sets were searched up to {size} of the "
+               f"{n_pool} variables (max_k=None examines at most {MAX_SUBSETS:,} subsets); "
+               f"none separates {shown} from the target. Pass max_k to search larger sets")
+    warnings.warn(message, UserWarning, stacklevel=2)
+    if notes is not None:
+        notes.append(f"Note: {message}.")
+
+
+def _mb_to_pc(tester, target, candidates, method, max_k, ledger=None, notes=None):
     """Algorithm 4: CorrectMB, then drop X in MB separated from T by some Z in MB \\ X.
 
     Returns (PC, MB, survived): PC in the order CorrectMB added its members, and for each
     of them the weakest test it survived in the separating-set search. ``ledger``
-    receives CorrectMB's decisions, each separation and each PC member's weakest test.
+    receives CorrectMB's decisions, each separation and each PC member's weakest test;
+    ``notes`` (a list) what the user should know (:func:`_separate`).
     """
     mb = search(tester, target, candidates, method, phases=("correct_mb", "correct_mb"),
                 ledger=ledger)
-    top = len(mb) - 1 if max_k is None else min(max_k, len(mb) - 1)
     survived = {}
-    sep = _separate(tester, target, mb, mb, top, "mb_to_pc", survived)
+    sep = _separate(tester, target, mb, mb, max_k, "mb_to_pc", survived, notes)
     pc = [x for x in mb if x not in sep]
     if ledger is not None:
         for x in mb:
@@ -186,14 +226,17 @@ def _mb_to_pc(tester, target, candidates, method, max_k, ledger=None):
     return pc, mb, survived
 
 
-def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=None):
+def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=None,
+          notes=None):
     """Algorithm 1. Returns (PC, SP, PCS, SPS).
 
     ``memo`` caches MBtoPC(X, V) by (X, V): pass one dict to runs for several targets
     on the same tester (a pure cache: the results do not change). ``ledger`` receives
     the evidence: PCSuperSet's exclusions, the target's MBtoPC (CorrectMB and the
     separating-set search), for a member added by the OR condition the weakest test of
-    T in X's MBtoPC, for a spouse the test that added it.
+    T in X's MBtoPC, for a spouse the test that added it. ``notes`` (a list) receives
+    what the user should know, e.g. that the default bound on separating sets ended a
+    search (:func:`_separate`).
     """
     memo = {} if memo is None else memo
 
@@ -201,7 +244,7 @@ def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=No
         key = (x, variables, method, max_k)
         if key not in memo or record is not None:
             cands = [v for v in variables if v != x]
-            pc_x, _, survived = _mb_to_pc(tester, x, cands, method, max_k, record)
+            pc_x, _, survived = _mb_to_pc(tester, x, cands, method, max_k, record, notes)
             memo[key] = (pc_x, survived)
         return memo[key]
 
@@ -234,7 +277,7 @@ def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=No
              if y != target and y not in pc]
     ys = list(dict.fromkeys(y for _, y in pairs))
     pool = [*pc, *(v for v in mbs if v not in set(pc))]  # likely separators first
-    sepsets = _separate(tester, target, ys, pool, max_k, "spouses")
+    sepsets = _separate(tester, target, ys, pool, max_k, "spouses", notes=notes)
     sp = []
     for x, y in pairs:
         if y in sp or y not in sepsets:
@@ -272,18 +315,20 @@ def _check_args(correct_mb=inter_iamb, max_k=None) -> dict:
 
 
 def _mbor_search(run: Run, correct_mb, max_k) -> Found:
+    notes = []
     pc, sp, pcs, sps = _mbor(run.tester, run.target, run.candidates, correct_mb, max_k,
-                             run.trace, ledger=run.ledger)
+                             run.trace, ledger=run.ledger, notes=notes)
     return Found([*pc, *sp], parents_children=pc, spouses=sp,
-                 params={"pcs": tuple(pcs), "sps": tuple(sps)})
+                 params={"pcs": tuple(pcs), "sps": tuple(sps)}, notes=tuple(notes))
 
 
 def _mb_to_pc_search(run: Run, correct_mb, max_k) -> Found:
+    notes = []
     pc, mb, _ = _mb_to_pc(run.tester, run.target, run.candidates, correct_mb, max_k,
-                          run.ledger)
+                          run.ledger, notes)
     run.trace.extend(("mb_to_pc", "keep", x, None) for x in pc)
     return Found(pc, parents_children=pc, spouses=[x for x in mb if x not in pc],
-                 params={"blanket": tuple(mb)})
+                 params={"blanket": tuple(mb)}, notes=tuple(notes))
 
 
 MBOR = Learner("mbor", "ci", "Markov boundary search using the OR condition (MBOR)",
@@ -316,12 +361,15 @@ def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=No
     correct_mb : {inter_iamb, iamb}
         The weak Markov-blanket learner of MBtoPC (paper: Inter-IAMB).
     max_k : int or None
-        Largest separating set searched by MBtoPC and Phase III. None
-        (default): every subset, as in the paper, exact under the oracle;
-        exponential in the blanket size at worst, but cheap with G2 on discrete
-        data, where large conditioning sets lose power and stop the search.
-        A bound (pyCausalFS uses 3) caps the cost and loses exactness: with
-        the oracle, max_k=3 misses separating sets on dense DAG nodes.
+        Largest separating set searched by MBtoPC and Phase III (bnlearn's
+        ``max.sx``). None (default): sizes 0, 1, 2, ... while the subsets
+        examined number at most ``mbstat.algorithms.mbor.MAX_SUBSETS``
+        (10,000): every subset of a pool of up to 13 variables, as in the
+        paper and exact under the oracle; sizes up to 3 of 30, 2 of 140. When
+        that bound ends a search with a variable still unseparated, a warning
+        and a note in ``result.notes`` say so. An integer searches exactly up
+        to that size, whatever the cost (pyCausalFS uses 3; with the oracle,
+        max_k=3 misses separating sets on dense DAG nodes).
     backend, candidates, discretize, na, **test_args
         As in :func:`mbstat.iamb`.
 
@@ -418,7 +466,7 @@ def mb_to_pc(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_
 
     Runs ``correct_mb`` (Inter-IAMB by default), then removes each member X
     for which some Z in MB \\ X (searched by increasing size up to
-    ``max_k``) makes it independent of the target.
+    ``max_k``; None: as in :func:`mbor`) makes it independent of the target.
 
     Returns
     -------
