@@ -4,9 +4,12 @@ Margaritis (2009, Fig. 1) reports about 1,000 s for GS^(m) and about 10 s for
 RGS^(m,1000) at 100 variables; the targets on a 2-core machine are GS^(3)
 under 5 s and RGS^(3,1000) under 1 s. GS^(1) (classic Grow-Shrink) is also
 timed against pyCausalFS's GSMB, the only peer implementing it, on the same
-data. Run by hand:
+data. Then RGS^(3,1000)'s F1 over seeds 0-9 beside GS^(3)'s, on the domain of
+issue 13.5 (``make_parity(100, 1000, noise=0.1, seed=7)``, alpha 0.05), where
+GS^(3) finds exactly {X2, X3, X4}. Run by hand:
 
-    PYTHONPATH=. python benchmarks/grow_shrink.py [--repeats 3] [--profile]
+    PYTHONPATH=. python benchmarks/grow_shrink.py [--repeats 3] [--seeds 10] [--profile]
+    PYTHONPATH=. python benchmarks/grow_shrink.py --quick   # 1 repeat, seeds 0-2
 
 ``--profile`` prints where a GS^(3) run spends its time (cProfile, top 20).
 """
@@ -39,7 +42,16 @@ def main(argv=None):
     parser.add_argument("--alpha", type=float, default=0.001)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--seeds", type=int, default=10,
+                        help="RGS seeds 0..N-1 of the F1 table (default 10)")
+    parser.add_argument("--f1-data-seed", type=int, default=7,
+                        help="seed of the F1 table's data set (default 7, issue 13.5)")
+    parser.add_argument("--f1-alpha", type=float, default=0.05,
+                        help="level of the F1 table (default 0.05, the learners' default)")
+    parser.add_argument("--quick", action="store_true", help="1 repeat, 3 seeds")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.repeats, args.seeds = 1, min(args.seeds, 3)
     warnings.simplefilter("ignore", RuntimeWarning)  # constant distractor columns (df = 0)
 
     data = make_parity(args.vars, args.rows, noise=0.1, bit_p=0.6, seed=args.seed)
@@ -89,6 +101,7 @@ def main(argv=None):
     per_pass = gs3.tests.groupby(gs3.tests["z"]).size()
     print(f"\nGS^(3): {gs3.n_tests} tests in {len(per_pass)} conditioning sets; the largest "
           f"growth pass ran {per_pass.max()} tests (all subsets of size <= 3 of the rest).")
+    f1_over_seeds(args)
     if args.profile:
         prof = cProfile.Profile()
         prof.enable()
@@ -97,6 +110,35 @@ def main(argv=None):
         print("\nwhere GS^(3) spends its time (cProfile, cumulative):")
         pstats.Stats(prof).sort_stats("tottime").print_stats(20)
     return rows
+
+
+def f1_over_seeds(args):
+    """RGS^(3,1000) over seeds 0..N-1 beside GS^(3) (deterministic) on one data set."""
+    data = make_parity(args.vars, args.rows, noise=0.1, bit_p=0.6, seed=args.f1_data_seed)
+    gs3 = gs_m(data, "X1", m=3, alpha=args.f1_alpha)
+    gs_f1 = blanket_scores(gs3.blanket, TRUTH)["F1"]
+    print(f"\nF1 of the boundary of X1, make_parity({args.vars}, {args.rows}, noise=0.1, "
+          f"seed={args.f1_data_seed}), alpha = {args.f1_alpha:g}:")
+    print(f"GS^(3): F1 {gs_f1:.2f}, {gs3.n_tests} tests, {gs3.elapsed:.2f} s, "
+          f"blanket {sorted(gs3.blanket)}")
+    header = f"{'RGS^(3,1000)':<14}{'F1':>6}{'tests':>8}{'seconds':>9}  false members"
+    print(header)
+    print("-" * len(header))
+    scores = []
+    for seed in range(args.seeds):
+        res = rgs(data, "X1", m=3, k=1000, seed=seed, alpha=args.f1_alpha)
+        f1 = blanket_scores(res.blanket, TRUTH)["F1"]
+        scores.append(f1)
+        false = sorted(set(res.blanket) - TRUTH)
+        missed = sorted(TRUTH - set(res.blanket))
+        extra = ", ".join(false) or "-"
+        if missed:
+            extra += f" (missed {', '.join(missed)})"
+        print(f"{'seed ' + str(seed):<14}{f1:6.2f}{res.n_tests:8d}{res.elapsed:9.3f}  {extra}")
+    perfect = sum(f == 1.0 for f in scores)
+    print(f"RGS^(3,1000): F1 = 1 for {perfect} of {len(scores)} seeds, mean F1 "
+          f"{np.mean(scores):.3f}; GS^(3): F1 {gs_f1:.2f}")
+    return scores
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 
 import matplotlib
 
@@ -355,6 +356,79 @@ def test_rgs_keyboard_interrupt_returns_current_set_after_shrink():
     for v in res.blanket:
         rest = [b for b in res.blanket if b != v]
         assert not net.d_separated(v, target, rest)
+
+
+# ---------------------------------------------------------------------------
+# RGS: false members, testable sizes, the time budget within a round (issue 13)
+# ---------------------------------------------------------------------------
+
+
+def test_rgs_keeps_no_false_member_on_the_parity_domain():
+    """Issue 13.5: GS^(3) found exactly {X2, X3, X4} here; RGS^(3,1000) kept 1-3 false
+    members at seeds 0, 1, 3 (X30; X30, X47, X56; X17, X30), each the strongest of the
+    ~1,000 subsets of the round that added it, which a shrink at alpha could not remove
+    (X30: p = 0.009 given the boundary). The shrink now tests each member at alpha / n,
+    n the subsets tested in its round (Bonferroni over that round); the evidence shows
+    that margin as the criterion."""
+    df = make_parity(n_vars=100, n_samples=1000, noise=0.1, seed=7)
+    truth = {"X2", "X3", "X4"}
+    removed_below_alpha = set()
+    for seed in (0, 1, 3):
+        res = rgs(df, "X1", m=3, k=1000, seed=seed)
+        assert set(res.blanket) == truth, (seed, res.blanket)
+        trace = res.trace
+        removed = trace[(trace["action"] == "remove") & (trace["pvalue"] < 0.05)]
+        removed_below_alpha |= set(removed["feature"])
+        out = res.evidence.loc[list(removed["feature"])]
+        assert (out["decision"] == "exclude").all() and (out["criterion"] < 0).all()
+    assert removed_below_alpha  # kept by a shrink at alpha, removed at alpha / n
+
+
+def test_rgs_large_m_draws_only_testable_sizes():
+    """Issue 13.6: sizes were drawn in proportion to C(r - 1, s - 1), so with m = 10 nearly
+    every draw had 9-10 members, a table the power rule declines at 1,000 rows, and rgs
+    returned {} marked complete. Sizes whose smallest table breaks the rule (here above
+    8: 2 x 2^9 cells > 1,000 rows) are no longer drawn."""
+    df = make_parity(60, 1000, noise=0.1, seed=1)
+    res = rgs(df, "X1", m=10, seed=0, alpha=0.001)
+    assert set(res.blanket) == {"X2", "X3", "X4"} and res.complete
+    assert any("at most 8 variables" in note for note in res.notes)
+    grown = res.tests[res.tests["phase"] == "grow"]
+    assert (grown["x"].str.count(",") + 1).max() <= 8
+    assert set(rgs(df, "X1", m=3, seed=0, alpha=0.001).blanket) == {"X2", "X3", "X4"}
+
+
+def test_rgs_warns_when_the_power_rule_declines_most_draws():
+    """Two binary and 20 ten-level candidates, 200 rows: three binary variables make a
+    testable table (80 cells), so size 3 is drawn, but most triples hold a ten-level
+    variable (up to 2,000 cells) and are declined."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({f"L{i}": rng.integers(0, 10, 200) for i in range(20)})
+    for name in ("B1", "B2", "T"):
+        df[name] = rng.integers(0, 2, 200)
+    with pytest.warns(UserWarning, match="power rule declined"):
+        res = rgs(df, "T", m=3, k=300, seed=0)
+    assert any("declined" in note for note in res.notes) and res.n_skipped > 0
+
+
+class _SlowOracle(DSeparationOracle):
+    """The d-separation oracle, taking 1 ms per test."""
+
+    def batch(self, tester, xs, y, z):
+        time.sleep(0.001 * len(xs))
+        return super().batch(tester, xs, y, z)
+
+
+def test_rgs_time_budget_is_checked_inside_a_round():
+    """Issue 13.4: the deadline was checked only between rounds (60 s asked, 92 s taken),
+    and a last round that added nothing reported complete=True. Here (60 independent
+    variables) one round draws ~1,200 distinct pairs, 1.2 s of tests, and adds nothing;
+    with a 0.2 s budget the growth now stops between the round's batches."""
+    dag = {f"V{i}": () for i in range(60)}
+    res = rgs(dag, "V0", m=2, k=2000, seed=0, time_budget=0.2, test=_SlowOracle(dag))
+    assert res.complete is False
+    assert (res.trace["action"] == "stop").sum() == 1
+    assert (res.tests["phase"] == "grow").sum() < 600
 
 
 # ---------------------------------------------------------------------------

@@ -2,17 +2,20 @@
 
 Both grow a candidate boundary S by adding *sets* of up to ``m`` variables
 that are jointly dependent on the target given S, then shrink it by removing
-single variables independent of the target given the rest. With ``m = 1``
-GS^(m) is the classic Grow-Shrink algorithm; larger ``m`` finds boundaries
-whose members only matter jointly (parity functions of up to ``m + 1``
-variables). Every subset is tested as one joint variable through the batched
-CI engine: a growth pass over all subsets of one size is one ``test_many``.
+single variables independent of the target given the rest (RGS: each at the
+level corrected for the round that selected it, :func:`_shrink_selected`).
+With ``m = 1`` GS^(m) is the classic Grow-Shrink algorithm; larger ``m``
+finds boundaries whose members only matter jointly (parity functions of up
+to ``m + 1`` variables). Every subset is tested as one joint variable through
+the batched CI engine: a growth pass over all subsets of one size is one
+``test_many``.
 """
 from __future__ import annotations
 
 import itertools
 import math
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -58,6 +61,11 @@ class _Search:
     bar: object = None  # progress bar (silent unless progress=True)
     ledger: object = None  # the evidence (see algorithms._evidence)
     singles: dict = field(default_factory=dict)  # each candidate's last test alone, given S
+    # RGS: member -> subsets tested in the round that added it (the shrink's Bonferroni n)
+    selected_among: dict = field(default_factory=dict)
+    n_drawn: int = 0  # RGS: distinct subsets drawn, and of them declined by the power rule
+    n_declined: int = 0
+    notes: list = field(default_factory=list)  # what the user should know about the run
 
     def remaining(self) -> list:
         """Candidates outside S that can carry information (constant columns cannot)."""
@@ -77,14 +85,33 @@ class _Search:
         The rule is that of the contingency tests' ``min_per_cell``, applied
         before counting so that tables that would be discarded are never built.
         """
-        tester = self.tester
-        if self.min_per_cell is None or tester.test_obj.kind != "discrete":
+        if not self.power_rule():
             return np.ones(len(subsets), dtype=bool)
-        ds = tester.dataset
-        cards = np.append(ds.cardinalities.astype(np.float64), 1.0)  # position -1: padding
-        fixed = cards[ds.index(self.target)] * np.prod(cards[list(ds.indices(self.blanket))])
-        cells = np.prod(cards[subsets], axis=1) * fixed
-        return tester.n >= self.min_per_cell * cells
+        cards = np.append(self.tester.dataset.cardinalities.astype(np.float64), 1.0)  # -1: padding
+        cells = np.prod(cards[subsets], axis=1) * self.fixed_cells()
+        return self.tester.n >= self.min_per_cell * cells
+
+    def power_rule(self) -> bool:
+        """Whether the power rule applies (a discrete test and a ``min_per_cell``)."""
+        return self.min_per_cell is not None and self.tester.test_obj.kind == "discrete"
+
+    def fixed_cells(self) -> float:
+        """Cells of the target times those of S: every table of this round has them."""
+        ds = self.tester.dataset
+        cards = ds.cardinalities.astype(np.float64)
+        return float(cards[ds.index(self.target)] * np.prod(cards[list(ds.indices(self.blanket))]))
+
+    def largest_testable(self, positions: np.ndarray, m: int) -> int:
+        """Largest size t <= m of which some subset of ``positions`` passes the power rule.
+
+        The smallest table of t members takes the t smallest cardinalities, so
+        sizes 1..t can be tested and larger ones never can (0: not even one).
+        """
+        if not self.power_rule():
+            return m
+        cards = np.sort(self.tester.dataset.cardinalities[positions].astype(np.float64))[:m]
+        cells = self.fixed_cells() * np.cumprod(cards)
+        return int(np.count_nonzero(self.tester.n >= self.min_per_cell * cells))
 
     def ask(self, subsets: np.ndarray):
         """Test each row of ``subsets`` jointly against the target given S (one batch).
@@ -252,6 +279,10 @@ def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=
 
 
 # --------------------------------------------------------------------------- RGS^(m,k)
+_FIRST_BATCH = 32  # subsets in a round's first test call when a time budget is set
+_DECLINED_SHARE = 0.5  # rgs warns when the power rule declined more of the draws than this
+
+
 def _size_probs(r: int, m: int) -> np.ndarray:
     """P(|Y| = s), s = 1..m, when P(Y) is proportional to the sum of member weights.
 
@@ -314,11 +345,49 @@ def _distinct(subsets: np.ndarray) -> np.ndarray:
     return subsets[np.sort(first_seen)]
 
 
+def _expired(deadline) -> bool:
+    return deadline is not None and time.perf_counter() >= deadline
+
+
+def _ask_in_batches(s: _Search, subsets: np.ndarray, deadline) -> list | None:
+    """:meth:`_Search.ask` over the rows of ``subsets``; returns [(rows tested, CIBatch)].
+
+    Without a deadline: one call. With one: batches, each sized to about a tenth
+    of the time left (at most twice the last), the deadline checked before each;
+    None when it passed before every row was tested.
+    """
+    if deadline is None:
+        tested, batch = s.ask(subsets)
+        return [] if batch is None else [(tested, batch)]
+    pieces, lo, size = [], 0, _FIRST_BATCH
+    while lo < len(subsets):
+        if _expired(deadline):
+            return None
+        hi = min(len(subsets), lo + size)
+        t0 = time.perf_counter()
+        tested, batch = s.ask(subsets[lo:hi])
+        took = time.perf_counter() - t0
+        if batch is not None:
+            pieces.append((tested + lo, batch))
+        left = deadline - time.perf_counter()
+        fit = int(0.1 * left * (hi - lo) / took) if took > 0 else 2 * size
+        size, lo = max(1, min(2 * size, fit)), hi
+    return pieces
+
+
 def _grow_random(s: _Search, m: int, k: int, rng, deadline) -> bool:
-    """Algorithm 2, lines 3-9. Returns False when stopped by the deadline."""
+    """Algorithm 2, lines 3-9. Returns False when stopped by the deadline.
+
+    Each round draws subsets only of the sizes the power rule can test
+    (:meth:`_Search.largest_testable`) and records, for the members it adds, how
+    many subsets it tested (the correction of :func:`_shrink_selected`). With a
+    deadline, the round's subsets are tested in batches and the deadline is
+    checked between them; a round cut short adds nothing.
+    """
     ds = s.tester.dataset
+    first = True
     while True:
-        if deadline is not None and time.perf_counter() >= deadline:
+        if _expired(deadline):
             return False
         remaining = s.remaining()
         if not remaining:
@@ -326,37 +395,113 @@ def _grow_random(s: _Search, m: int, k: int, rng, deadline) -> bool:
         pos = np.append(np.array(ds.indices(remaining), dtype=np.intp), -1)  # [-1]: padding
         # univariate tests p(X, Y_i | S) give the weights of the random selection
         tested_uni, uni = s.ask(pos[:-1, None])
+        wanted = min(m, len(remaining))
+        top = s.largest_testable(pos[:-1], wanted)
+        if first and top < wanted:
+            s.notes.append(f"Note: subsets of at most {top} variables were drawn (m = {m}): "
+                           f"larger tables have more cells than rows / min_per_cell "
+                           f"({s.tester.n} / {s.min_per_cell:g}).")
+        first = False
+        if top == 0 or _expired(deadline):  # top 0: no single variable can be tested
+            return top == 0
         logp = np.zeros(len(remaining))
         if uni is not None:
             logp[tested_uni] = uni.log_pvalue
-        draws = _distinct(_draw_subsets(rng, _member_probs(logp), min(m, len(remaining)), k))
+        draws = _distinct(_draw_subsets(rng, _member_probs(logp), top, k))
         single = (draws[:, 1:] < 0).all(axis=1)
-        options = []  # the most dependent single and the most dependent larger subset
+        options = []  # the most dependent single and the most dependent larger subset(s)
+        n_round = 0  # distinct subsets tested in this round
         if uni is not None and single.any():  # singles: already in the univariate batch
             rows = np.flatnonzero(np.isin(tested_uni, draws[single, 0]))
+            n_round += len(rows)
             if len(rows):
                 sub = _take(uni, rows)
                 i = strongest(sub)
                 options.append((sub[i], [remaining[tested_uni[rows[i]]]]))
         if not single.all():
             larger = draws[~single]
-            tested, batch = s.ask(pos[larger])  # all sizes in one call; the engine groups them
-            if batch is not None:
+            pieces = _ask_in_batches(s, pos[larger], deadline)  # the engine groups the sizes
+            if pieces is None:
+                return False
+            for tested, batch in pieces:
+                n_round += len(tested)
                 i = strongest(batch)
                 options.append((batch[i], [remaining[j] for j in larger[tested[i]] if j >= 0]))
+        s.n_drawn += len(draws)
+        s.n_declined += len(draws) - n_round
         if not options:
             return True
         result, members = min(options, key=lambda o: (o[0].log_pvalue, -o[0].statistic))
         if result.independent or math.isnan(result.pvalue):  # NaN: see _dependent
             return True
         s.add(members, result)
+        s.selected_among.update(dict.fromkeys(members, n_round))
 
 
 def _take(batch, rows):
     """The CIBatch restricted to ``rows``."""
+    if hasattr(batch, "take"):  # a CIBatch held as one table
+        return batch.take(rows)
     return replace(batch, keys=tuple(batch.keys[i] for i in rows),
                    **{f: getattr(batch, f)[rows] for f in
                       ("statistic", "df", "pvalue", "log_pvalue", "mi", "skipped")})
+
+
+def _shrink_selected(s: _Search) -> None:
+    """Algorithm 2, lines 11-14, each member at the Bonferroni level of the round that added it.
+
+    Reading (Margaritis 2009, Algorithm 2 and Section 5). Line 5 picks Y "of
+    maximum dependence out of k random subsets" and line 6 tests that same Y on
+    the same data: its p-value is the smallest of the n subsets its round
+    tested, so at ``alpha`` line 6 admits one even when all n are independent
+    (for independent tests with probability 1 - (1 - alpha)^n, near 1 at
+    n = 1,000). Once S holds the boundary every round adds the strongest of n
+    null subsets, and a shrink at ``alpha`` keeps it: it was chosen as the most
+    dependent given S. The paper lets the growth overshoot ("the growing phase
+    of GS^(m) produces an upper-bound of the m-boundary"; the shrink removes
+    the "extraneous variables", Section 5, anytime paragraph), so line 6 stays
+    at ``alpha`` and the correction for that selection goes where membership
+    is decided: a member Y that entered in a round of n tested subsets stays
+    only while p(X, Y | S - {Y}) <= alpha / n, Bonferroni over that round's
+    tests (Holm's first step, the only one that matters for the one subset a
+    round adds). n = 1 is the paper's test at ``alpha``; the proof of
+    m-correctness (Appendix B: Observation 2, Lemma 4, Theorem 5) assumes
+    exact tests and holds at any level, so oracle results do not change.
+
+    Correcting line 6 instead ends the growth (line 9) at the first round whose
+    k draws all miss the boundary: on ``make_parity(100, 1000, noise=0.1,
+    seed=7)`` that returned {} for 2 of seeds 0-9, where this reading gives
+    F1 = 1 for all 10 (``benchmarks/grow_shrink.py``). Members are removed
+    largest log p - log(alpha / n) first. The evidence of each shrink decision
+    carries that margin as the learner's criterion, log(alpha / n) - log p
+    (kept when >= 0), and a note says so.
+    """
+    log_alpha = math.log(s.tester.alpha)
+    among = s.selected_among
+
+    def rule(xs, res):
+        level = np.array([log_alpha - math.log(among.get(x, 1)) for x in xs])
+        margin = np.nan_to_num(np.asarray(res.log_pvalue, dtype=np.float64) - level, nan=np.inf)
+        dependent = ~np.asarray(res.skipped, dtype=bool) & (margin <= 0.0)
+        return dependent, (-np.asarray(res.statistic, dtype=np.float64), margin)
+
+    rule.criterion = ("log(alpha / n) - log p of a member given the rest of the blanket, n "
+                      "the subsets tested in the round of the growth that added it "
+                      "(Bonferroni over that round): kept when >= 0")
+    if s.blanket and max(among.values(), default=1) > 1:
+        s.notes.append(f"Criterion (shrink): {rule.criterion}.")
+    _backward(s.tester, s.target, s.blanket, s.trace, rule, phase=_PHASE_SHRINK,
+              ledger=s.ledger)
+
+
+def _report_declined(s: _Search) -> None:
+    """Warn (and note) when the power rule declined most of the subsets drawn."""
+    if s.n_drawn and s.n_declined > _DECLINED_SHARE * s.n_drawn:
+        message = (f"the power rule declined {s.n_declined} of the {s.n_drawn} subsets drawn "
+                   f"(tables with more cells than rows / min_per_cell); they were taken as "
+                   "independent: lower m or min_per_cell")
+        warnings.warn(f"rgs: {message}", UserWarning, stacklevel=2)
+        s.notes.append(f"Note: {message}.")
 
 
 def _rgs_search(s: _Search, m: int, k: int, rng, deadline) -> bool:
@@ -369,9 +514,10 @@ def _rgs_search(s: _Search, m: int, k: int, rng, deadline) -> bool:
         s.log(_PHASE_GROW, "stop", "(time budget or interrupt)", None)
     s.exclude_rest(complete)
     try:
-        s.shrink()
+        _shrink_selected(s)
     except KeyboardInterrupt:
         complete = False
+    _report_declined(s)
     return complete
 
 
@@ -407,10 +553,18 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha
     proportional to the sum over their members of 1 / p(target, Y_i | S),
     tests them (jointly, batched) and, if the most dependent one (smallest
     p-value) is dependent, adds it; growth stops after a round that adds
-    nothing. The shrink phase is that of :func:`gs_m`.
+    nothing. The shrink phase removes single members as in :func:`gs_m`, each
+    at ``alpha / n``, n the subsets tested in the round that added it.
 
-    Reading: "probability proportional to sum 1/p" is taken over all subsets of
-    size 1..m together, so sizes are drawn in proportion to C(r - 1, s - 1).
+    Readings: "probability proportional to sum 1/p" is taken over all subsets of
+    size 1..m together, so sizes are drawn in proportion to C(r - 1, s - 1),
+    among the sizes whose smallest table passes the power rule (a note says
+    when m was cut; a warning when the rule still declines most draws). The
+    added subset is the strongest of n tested on the same data (Algorithm 2,
+    lines 5-6): the growth keeps the paper's test at ``alpha`` (it may
+    overshoot; Section 5 leaves extraneous variables to the shrink) and the
+    shrink corrects each member for its round's n tests (Bonferroni), which
+    removes the false members the selection lets in.
 
     Parameters
     ----------
@@ -424,9 +578,10 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha
         Same seed, same result.
     time_budget : float, optional
         Seconds (>= 0) for the growth phase. When they run out, or on
-        KeyboardInterrupt, growth stops between rounds, the shrink phase runs
-        on the set found (it costs |S| tests per removal; a second interrupt
-        skips it) and the result is marked ``complete=False``.
+        KeyboardInterrupt, growth stops (the deadline is checked between the
+        test batches of a round; a round cut short adds nothing), the shrink
+        phase runs on the set found (it costs |S| tests per removal; a second
+        interrupt skips it) and the result is marked ``complete=False``.
 
     Returns
     -------
@@ -454,4 +609,4 @@ def _finish(s: _Search, complete: bool) -> Found:
     """Close the progress bar and say what was found, with the evidence of the rest."""
     s.bar.close()
     return Found(list(s.blanket), complete=complete, trace=s.trace,
-                 n_skipped=s.n_power_skipped)
+                 n_skipped=s.n_power_skipped, notes=tuple(s.notes))
