@@ -44,8 +44,11 @@ def _check(res):
     assert tested[keep].all(), "every member was kept on a test"
     assert (~members["skipped"]).all()
     assert (members["pvalue"] <= alpha).all(), members
-    out = ev[~keep & tested & ~ev["phase"].isin(RULE_PHASES)]
+    assert (members["criterion"].isna() | (members["criterion"] > 0)).all(), members
+    decided = ev["criterion"].notna()  # the learner's own criterion decided (IAMB-IP, RGS)
+    out = ev[~keep & tested & ~decided & ~ev["phase"].isin(RULE_PHASES)]
     assert (out["skipped"] | (out["pvalue"] > alpha)).all(), out
+    assert (ev.loc[~keep & decided, "criterion"] <= 0).all()
     log = res.tests
     for feature, row in ev[tested].iterrows():
         made = log[(log["x"] == row["x"]) & (log["z"] == row["z"]) & (log["y"] == res.target)]
