@@ -112,10 +112,10 @@ def test_conditional_equals_per_stratum_reference(z, seed):
                                       card["v0"], card["v1"], [card[c] for c in z])
     assert ci_test(df, "v0", "v1", z, "g2").statistic == pytest.approx(g2, rel=1e-10)
     assert ci_test(df, "v0", "v1", z, "x2").statistic == pytest.approx(x2, rel=1e-10)
-    res = ci_test(df, "v0", "v1", z, "g2")
-    assert res.df == df_bn
+    res = ci_test(df, "v0", "v1", z, "g2", calibration="asymptotic")
+    assert res.df == df_bn and res.calibration == "asymptotic"
     assert res.pvalue == pytest.approx(stats.chi2.sf(g2, df_bn), rel=1e-9)
-    adj = ci_test(df, "v0", "v1", z, "x2-adf")
+    adj = ci_test(df, "v0", "v1", z, "x2-adf", min_per_cell=None)
     assert adj.df == df_adj
     assert adj.pvalue == pytest.approx(stats.chi2.sf(x2, df_adj), rel=1e-9)
 
@@ -123,16 +123,16 @@ def test_conditional_equals_per_stratum_reference(z, seed):
 def test_empty_levels_and_strata_count_in_bnlearn_df():
     df = random_frame(n=200)
     df["v0"] = pd.Categorical(df["v0"], categories=[0, 1, 2, 3, 4])  # two unused levels
-    res = ci_test(df, "v0", "v1", ["v2"])
+    res = ci_test(df, "v0", "v1", ["v2"], calibration="asymptotic")
     assert res.df == (5 - 1) * (2 - 1) * 4
-    assert ci_test(df, "v0", "v1", ["v2"], "g2-adf").df <= (3 - 1) * (2 - 1) * 4
+    assert ci_test(df, "v0", "v1", ["v2"], "g2-adf", min_per_cell=None).df <= (3 - 1) * (2 - 1) * 4
 
 
 def test_joint_x_equals_combined_column():
     df = random_frame(n=400, seed=3)
     combined = df.assign(joint=df.v0 * 10 + df.v3)
-    joint = ci_test(df, ["v0", "v3"], "v1", ["v2"])
-    single = ci_test(combined, "joint", "v1", ["v2"])
+    joint = ci_test(df, ["v0", "v3"], "v1", ["v2"], calibration="asymptotic")
+    single = ci_test(combined, "joint", "v1", ["v2"], calibration="asymptotic")
     assert joint.statistic == pytest.approx(single.statistic, rel=1e-12)
     assert joint.x == ("v0", "v3")
     assert joint.df == (3 * 2 - 1) * (2 - 1) * 4
@@ -188,19 +188,19 @@ def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
     df["v0"] = pd.Categorical(df["v0"], categories=range(levels[0] + 1))  # an unused level
     xs = [x for x in ("v0", "v4") if x not in z]
     calls = hybrid_calls(monkeypatch)
-    bits = ci_test_batch(df, xs, "v1", z, "g2-adf")
+    bits = ci_test_batch(df, xs, "v1", z, "g2-adf", min_per_cell=None)
     assert calls or math.prod(levels[int(v[1])] for v in ("v1", *z)) > _kernels.FEW_CELLS
     others = []
     monkeypatch.setattr(_kernels, "HYBRID_MIN_BATCH", 1)  # the hybrid kernel for every table
     for setup_cells, heavy_rows in itertools.product((0, 10**9), (0.0, 1e9, 0.4)):
         monkeypatch.setattr(_kernels, "BITMAP_SETUP_CELLS", setup_cells)  # rows, bitmaps
         monkeypatch.setattr(_kernels, "HEAVY_ROWS_PER_WORD", heavy_rows)  # heavy, light, mixed
-        others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
+        others.append(ci_test_batch(df, xs, "v1", z, "g2-adf", min_per_cell=None))
     monkeypatch.setattr(_kernels, "HYBRID_MIN_BATCH", 10**9)  # scatter kernel, codes in place
     monkeypatch.setattr(_kernels, "FEW_CELLS", -1)
-    others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
+    others.append(ci_test_batch(df, xs, "v1", z, "g2-adf", min_per_cell=None))
     monkeypatch.setattr(contingency, "column_statistics", lambda *args: None)  # strata object
-    others.append(ci_test_batch(df, xs, "v1", z, "g2-adf"))
+    others.append(ci_test_batch(df, xs, "v1", z, "g2-adf", min_per_cell=None))
     for other in others:
         np.testing.assert_allclose(other.statistic, bits.statistic, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(other.df, bits.df)
@@ -293,16 +293,19 @@ def test_tables_of_more_declared_cells_than_int64_indexes():
     declared = pd.DataFrame({v: pd.Categorical.from_codes(c, pd.RangeIndex(2**22 if v == "Y"
                                                                            else 2**20))
                              for v, c in codes.items()})
-    res = ci_test(declared, ["A", "B"], "Y", test="g2-adf")
-    plain = ci_test(pd.DataFrame(codes), ["A", "B"], "Y", test="g2-adf")
+    res = ci_test(declared, ["A", "B"], "Y", test="g2-adf", min_per_cell=None)
+    plain = ci_test(pd.DataFrame(codes), ["A", "B"], "Y", test="g2-adf", min_per_cell=None)
     assert res.statistic == pytest.approx(plain.statistic, rel=1e-12) and res.df == plain.df
-    assert ci_test(declared, ["A", "B"], "Y").df == pytest.approx((2**40 - 1) * (2**22 - 1))
+    bnlearn = ci_test(declared, ["A", "B"], "Y", calibration="asymptotic")
+    assert bnlearn.df == pytest.approx((2**40 - 1) * (2**22 - 1))
+    assert ci_test(declared, ["A", "B"], "Y").calibration == "semiparametric"
+    assert ci_test(declared, ["A", "B"], "Y", test="g2-adf").skipped
 
 
 def test_more_cells_than_rows_counts_observed_configurations_only():
     rng = np.random.default_rng(0)
     df = pd.DataFrame(rng.integers(0, 6, (60, 6)), columns=list("abcdef"))
-    res = ci_test(df, "a", "b", ["c", "d", "e", "f"], "g2-adf")
+    res = ci_test(df, "a", "b", ["c", "d", "e", "f"], "g2-adf", min_per_cell=None)
     assert res.df >= 1 and 0 <= res.pvalue <= 1
     ds = mbstat.as_dataset(df)
     codes = [ds.codes[:, j].astype(int) for j in range(6)]
@@ -325,18 +328,20 @@ def test_properties(params, test):
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"x": rng.integers(0, rx, n), "y": rng.integers(0, ry, n),
                        "z": rng.integers(0, rz, n)})
-    res = ci_test(df, "x", "y", ["z"], test)
+    args = {"min_per_cell": None} if test.endswith("-adf") else {"calibration": "asymptotic"}
+    res = ci_test(df, "x", "y", ["z"], test, **args)
     assert res.statistic >= 0
     assert res.df >= 1
     assert 0 <= res.pvalue <= 1
     # relabelling levels and shuffling rows change nothing
     relabel = df.assign(x=(rx - 1) - df.x, y=df.y.map(lambda v: f"L{(v + 1) % ry}"))
     shuffled = relabel.sample(frac=1.0, random_state=seed % 1000)
-    other = ci_test(shuffled, "x", "y", ["z"], test)
+    other = ci_test(shuffled, "x", "y", ["z"], test, **args)
     assert other.statistic == pytest.approx(res.statistic, rel=1e-9, abs=1e-9)
     assert other.df == res.df
     # symmetric in x and y
-    assert ci_test(df, "y", "x", ["z"], test).statistic == pytest.approx(res.statistic, rel=1e-9, abs=1e-9)
+    swapped = ci_test(df, "y", "x", ["z"], test, **args)
+    assert swapped.statistic == pytest.approx(res.statistic, rel=1e-9, abs=1e-9)
 
 
 # ------------------------------------------------------------------ log p-values
@@ -545,7 +550,8 @@ def test_cache_and_log():
     assert tester.n_tests == 2 and tester.n_cache_hits == 2
     log = tester.log
     assert list(log.columns) == ["x", "y", "z", "statistic", "df", "pvalue", "log_pvalue", "mi",
-                                 "independent", "skipped", "phase"]
+                                 "independent", "skipped", "calibration", "phase"]
+    assert (log["calibration"] == "asymptotic").all()
     assert log.index.name == "test" and list(log.index) == [1, 2]
     assert log.loc[1, "z"] == "v2" and log.loc[1, "phase"] == "grow"
     assert log.loc[1, "independent"] == (first.pvalue > 0.01)
@@ -583,7 +589,9 @@ def test_batch_arrays_are_read_only_and_match_single_tests():
         ({"x": "v0", "y": "v1", "alpha": 1.5}, ValueError, r"alpha must be in \(0.0, 1.0\)"),
         ({"x": "v0", "y": "v1", "alpha": 0}, ValueError, "alpha must be"),
         ({"x": "v0", "y": "v1", "test": "bogus"}, ValueError, "test must be one of"),
-        ({"x": "v0", "y": "v1", "test": "g2", "B": 10}, TypeError, "does not accept \\['B'\\]"),
+        ({"x": "v0", "y": "v1", "test": "g2-adf", "B": 10}, TypeError, "does not accept \\['B'\\]"),
+        ({"x": "v0", "y": "v1", "test": "g2", "calibration": "exact"}, ValueError,
+         "calibration must be one of"),
         ({"x": "v0", "y": "v1", "test": "mc-g2", "B": 0}, ValueError, "B must be >= 1"),
         ({"x": "v0", "y": "nope"}, ValueError, "y: unknown variable 'nope'"),
         ({"x": "v0", "y": "v1", "backend": "tpu"}, ValueError, "backend must be one of"),
@@ -625,11 +633,12 @@ def test_gpu_g2_is_exact_near_independence():
 def test_gpu_matches_cpu(z):
     df = random_frame(n=5000, seed=9, levels=(3, 2, 4, 3, 6))
     xs = ["v0", "v4", ["v0", "v4"]]
-    for test in ("g2", "x2-adf"):
-        cpu = ci_test_batch(df, xs, "v1", z, test, backend="cpu")
-        gpu = ci_test_batch(df, xs, "v1", z, test, backend="gpu")
+    for test, args in (("g2", {}), ("x2-adf", {"min_per_cell": None})):
+        cpu = ci_test_batch(df, xs, "v1", z, test, backend="cpu", **args)
+        gpu = ci_test_batch(df, xs, "v1", z, test, backend="gpu", **args)
         np.testing.assert_allclose(gpu.statistic, cpu.statistic, rtol=1e-9)
         np.testing.assert_array_equal(gpu.df, cpu.df)
+        np.testing.assert_array_equal(gpu.calibration, cpu.calibration)
 
 
 @pytest.mark.gpu
@@ -650,12 +659,14 @@ def test_gpu_kernels_match_cpu(case):
         n = 300_000
     df = random_frame(n=n, seed=3, levels=levels)
     xs = ["v0", "v4", ["v0", "v4"], ["v0", "v2" if "v2" not in z else "v6"]]
-    cpu = ci_test_batch(df, xs, "v1", z, "g2", backend="cpu")
-    gpu = ci_test_batch(df, xs, "v1", z, "g2", backend="gpu")
-    for field in ("statistic", "df", "pvalue"):
-        np.testing.assert_allclose(getattr(gpu, field), getattr(cpu, field), rtol=1e-9)
-    adf_cpu = ci_test_batch(df, xs, "v1", z, "x2-adf", backend="cpu")
-    adf_gpu = ci_test_batch(df, xs, "v1", z, "x2-adf", backend="gpu")
+    for args in ({"calibration": "asymptotic"}, {}):  # the kernels; then as calibrated
+        cpu = ci_test_batch(df, xs, "v1", z, "g2", backend="cpu", **args)
+        gpu = ci_test_batch(df, xs, "v1", z, "g2", backend="gpu", **args)
+        for field in ("statistic", "df", "pvalue"):
+            np.testing.assert_allclose(getattr(gpu, field), getattr(cpu, field), rtol=1e-9)
+        np.testing.assert_array_equal(gpu.calibration, cpu.calibration)
+    adf_cpu = ci_test_batch(df, xs, "v1", z, "x2-adf", backend="cpu", min_per_cell=None)
+    adf_gpu = ci_test_batch(df, xs, "v1", z, "x2-adf", backend="gpu", min_per_cell=None)
     np.testing.assert_allclose(adf_gpu.statistic, adf_cpu.statistic, rtol=1e-9)
     np.testing.assert_array_equal(adf_gpu.df, adf_cpu.df)
 
@@ -676,3 +687,102 @@ def test_single_level_variable_is_independent_not_nan():
     assert res.df == 0 and res.pvalue == 1.0 and res.log_pvalue == 0.0 and res.independent
     batch = ci_test_batch(df, ["a", "b"], "c")
     assert np.isfinite(batch.pvalue).all()
+
+
+# ------------------------------------------------------------------ one interface
+def test_a_result_is_a_row_of_a_batch():
+    from mbstat.ci import CIBatch, CIResult
+
+    assert [f.name for f in dataclasses.fields(CIResult)] == ["batch"]  # no fields repeated
+    df = random_frame()
+    batch = ci_test_batch(df, ["v0", "v3"], "v1", ["v2"])
+    row = batch[1]
+    assert isinstance(row.batch, CIBatch) and len(row.batch) == 1
+    assert batch[-1] == row and list(batch) == [batch[0], batch[1]]
+    with pytest.raises(IndexError):
+        batch[2]
+    for name in batch.columns:
+        if name != "calibration":
+            assert getattr(row, name) == getattr(batch, name)[1]
+    assert (row.y, row.z, row.test, row.n, row.alpha) == ("v1", ("v2",), "g2", 500, 0.05)
+    taken = batch.take([1])
+    assert taken[0] == row and taken.xs == (("v3",),)
+    assert repr(batch).startswith("CIBatch(test='g2', y='v1'")
+
+
+def test_one_rule_decides_independence_everywhere():
+    from mbstat.ci import decide
+    from mbstat.ci.base import SKIPPED
+
+    df = random_frame(n=100, levels=(4, 4, 4, 4))
+    tester = CITester(df, "g2-adf", alpha=0.2)  # 100 rows: 6.25 a cell, 1.6 given v2
+    batch = tester.test_many(["v0", "v3"], "v1", [])
+    full = tester.test_many(["v0", "v3"], "v1", ["v2"])
+    assert full.skipped.all() and full.independent.all() and not batch.skipped.any()
+    log = tester.log
+    expect = decide(log["pvalue"].to_numpy(), np.where(log["skipped"], SKIPPED, 0), 0.2)
+    np.testing.assert_array_equal(log["independent"], expect)
+    np.testing.assert_array_equal(batch.independent, [r.independent for r in batch])
+    assert decide(0.01, SKIPPED, 0.05) and not decide(0.01, 0, 0.05) and decide(0.5, 0, 0.05)
+    with pytest.raises(ValueError, match="no alpha"):
+        decide(0.5, 0, None)
+
+
+def test_custom_tests_return_one_table():
+    from mbstat.ci import CITest, results_table
+
+    class Half(CITest):
+        name, kind = "half", "discrete"
+
+        def batch(self, tester, xs, y, z):
+            return results_table(len(xs), statistic=1.0, df=1.0, pvalue=0.5,
+                                 log_pvalue=np.log(0.5), mi=0.0)
+
+    class Legacy(Half):  # the dict of arrays of earlier versions is still read
+        def batch(self, tester, xs, y, z):
+            k = len(xs)
+            return {"statistic": np.ones(k), "df": np.ones(k), "pvalue": np.full(k, 0.01),
+                    "log_pvalue": np.full(k, np.log(0.01)), "mi": np.zeros(k),
+                    "skipped": np.array([True] + [False] * (k - 1))}
+
+    class Wrong(Half):
+        def batch(self, tester, xs, y, z):
+            return results_table(len(xs) + 1)
+
+    df = random_frame()
+    res = CITester(df, Half()).test("v0", "v1")
+    assert (res.pvalue, res.calibration, res.independent) == (0.5, "asymptotic", True)
+    legacy = CITester(df, Legacy()).test_many(["v0", "v2"], "v1")
+    assert list(legacy.calibration) == ["skipped", "asymptotic"]
+    assert list(legacy.independent) == [True, False]
+    with pytest.raises(ValueError, match="returned a table of shape"):
+        CITester(df, Wrong()).test("v0", "v1")
+
+
+def test_exact_oracle_and_ppi_are_registered():
+    from mbstat.ci import ExactOracle
+    from mbstat.ci.exact import parity_table
+
+    assert {"ppi", "exact", "oracle", "sp-g2", "sp-x2"} <= set(mbstat.TESTS)
+    oracle = ExactOracle(parity_table(2, n_distractors=1), names=["Y", "A", "B", "D"])
+    assert ci_test(oracle, "Y", "A", test="exact").independent
+    res = ci_test(oracle, ["A", "B"], "Y", test="exact")
+    assert not res.independent and res.calibration == "oracle"
+    from mbstat.datasets import load_network
+
+    net = load_network("asia")
+    assert ci_test(net, "asia", "smoke", test="exact").independent
+    with pytest.raises(ValueError, match="needs table="):
+        ci_test(random_frame(), "v0", "v1", test="exact")
+
+
+def test_ci_layer_imports_nothing_above_it():
+    import ast
+    from pathlib import Path
+
+    for path in Path(mbstat.ci.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                target = ("." * node.level) + (node.module or "")
+                assert not any(part in target.split(".") for part in ("results", "algorithms")), (
+                    path.name, target)

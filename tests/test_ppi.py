@@ -14,6 +14,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+import mbstat
+from mbstat import ci_test
 from mbstat.ci import CIResult, CITester
 from mbstat.ci.ppi import PPITest, ppi_test, wilcoxon_greater
 from mbstat.models import make_learner, xgboost_cuda_available
@@ -44,7 +46,8 @@ def test_result_is_a_frozen_ciresult_with_the_paired_risks():
     assert res.pvalue == pytest.approx(2.0 ** -10)
     assert res.log_pvalue == pytest.approx(-10 * np.log(2))
     assert not res.independent
-    assert res.mi == pytest.approx(np.mean(res.risk_permuted - res.risk))
+    assert res.increase == pytest.approx(np.mean(res.risk_permuted - res.risk))
+    assert np.isnan(res.mi) and res.calibration == "exact"  # a model-based test: no MI
     assert res.task == "classification" and res.device == "cpu" and res.B == 10
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.pvalue = 0.5
@@ -163,8 +166,36 @@ def test_as_a_citest_in_the_engine():
         one = ppi_test(df, x, "r", z=z, model="tree", B=10, seed=7)
         res = tester.test(x, "r", z)
         assert (res.pvalue, res.statistic) == (one.pvalue, one.statistic)
-        assert res.mi == pytest.approx(one.mi)
+        assert res.increase == pytest.approx(one.increase) and np.isnan(res.mi)
+        assert res == CIResult(one.batch)  # a PPIResult is a CIResult row plus the risks
     assert len(tester.log) == 4 and set(tester.log["z"]) == {"", "a"}
+    assert list(tester.log.columns[3:9]) == ["statistic", "df", "pvalue", "log_pvalue", "mi",
+                                             "increase"]
+    assert batch.increase.shape == (3,) and (tester.log["calibration"] == "exact").all()
+
+
+def test_registered_and_asked_by_name_through_ci_test():
+    df = frame().drop(columns="y")
+    res = ci_test(df, "c", "r", z=["a"], test="ppi", model="tree", B=10, seed=7)
+    one = ppi_test(df, "c", "r", z=["a"], model="tree", B=10, seed=7)
+    assert (res.test, res.pvalue, res.increase) == ("ppi", one.pvalue, one.increase)
+    assert "ppi" in mbstat.tests_table().index
+    # not symmetric: the target is y, so (x, y) and (y, x) are different tests
+    tester = CITester(df, "ppi", model="tree", B=10, seed=7)
+    tester.test("a", "r")
+    tester.test("r", "a")
+    assert tester.n_tests == 2
+
+
+def test_results_pickle_and_compare_equal():
+    import pickle
+
+    res = ppi_test(frame().drop(columns="r"), "a", "y", model="tree", B=6, seed=1)
+    again = pickle.loads(pickle.dumps(res))
+    assert again == res and hash(again) == hash(res)  # NaN df and mi compare equal
+    assert not again.risk.flags.writeable and repr(again) == repr(res)
+    other = ppi_test(frame().drop(columns="r"), "a", "y", model="tree", B=6, seed=2)
+    assert other != res
 
 
 def test_indicator_tree_grows_the_gini_classification_tree():

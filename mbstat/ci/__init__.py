@@ -6,16 +6,21 @@
 """
 from __future__ import annotations
 
-from .base import CIBatch, CIResult, CITest, CITester, format_pvalue
+from .base import (CALIBRATIONS, FIELDS, CIBatch, CIResult, CITest, CITester, decide,
+                   empty_log, format_pvalue, results_table)
 from .contingency import ContingencyTest, PermutationTest, chi2_logsf
+from .exact import ExactOracle
 from .gaussian import FisherZ
 from .oracle import DSeparationOracle
+from .ppi import PPIResult, PPITest, ppi_test
 from .registry import TESTS, make_test, tests_table
 
 __all__ = [
-    "CIBatch", "CIResult", "CITest", "CITester", "ContingencyTest", "DSeparationOracle",
-    "FisherZ", "PermutationTest", "TESTS", "chi2_logsf", "ci_test", "ci_test_batch",
-    "cond_mutual_info", "format_pvalue", "make_test", "tests_table",
+    "CALIBRATIONS", "CIBatch", "CIResult", "CITest", "CITester", "ContingencyTest",
+    "DSeparationOracle", "ExactOracle", "FIELDS", "FisherZ", "PPIResult", "PPITest",
+    "PermutationTest", "TESTS", "chi2_logsf", "ci_test", "ci_test_batch", "cond_mutual_info",
+    "decide", "empty_log", "format_pvalue", "make_test", "ppi_test", "results_table",
+    "tests_table",
 ]
 
 
@@ -33,18 +38,22 @@ def ci_test(data, x, y, z=(), test="g2", *, alpha=0.05, backend=None, discretize
         Conditioning set.
     test : str
         One of :data:`TESTS` (see :func:`tests_table`): "g2" (default),
-        "g2-adf", "x2", "x2-adf", "mc-g2", "mc-x2", "fisher_z", "oracle".
+        "g2-adf", "x2", "x2-adf", "sp-g2", "sp-x2", "mc-g2", "mc-x2", "fisher_z", "ppi",
+        "oracle", "exact".
     alpha : float
         Level of the decision reported by ``result.independent``.
     backend : {"auto", "cpu", "gpu"}, optional
     discretize : int, optional
         Bin continuous columns into this many equal-frequency bins.
     **test_args
-        Arguments of the chosen test (``B``, ``seed``, ``min_per_cell``, ``dag``).
+        Arguments of the chosen test (``calibration``, ``B``, ``seed``, ``min_per_cell``,
+        ``dag``, the PPI settings, ...: see :func:`tests_table`).
 
     Returns
     -------
     CIResult
+        ``result.calibration`` says how the p-value was obtained ("asymptotic",
+        "semiparametric", "permutation", "exact", "skipped" or "oracle").
     """
     tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize,
                       na=na, **test_args)

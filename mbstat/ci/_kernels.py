@@ -111,40 +111,62 @@ def chi2_sf_logsf(df, x, chi2):  # pragma: no cover - compiled
     return p, log_p
 
 
+#: Codes of the ``calibration`` column (positions in :data:`mbstat.ci.base.CALIBRATIONS`).
+ASYMPTOTIC = 0.0
+SEMIPARAMETRIC = 1.0
+SKIPPED = 4.0
+
+
 @njit(cache=True, nogil=True)
-def finish_tests(stats, rx, ry, rz_declared, n, column, adjusted, min_per_cell,
-                 chi2):  # pragma: no cover - compiled
+def finish_tests(stats, rx, ry, rz_declared, n, column, adjusted, min_per_cell, trust_min,
+                 max_bias, chi2):  # pragma: no cover - compiled
     """The results (k, 6) of contingency tests from their tables' statistics ``stats``
     (k, 4: G2, X2, adjusted df, cells): statistic (``stats[:, column]``), df, p-value,
-    log p-value, mutual information (G2 / 2n) and skipped (0/1).
+    log p-value, mutual information (G2 / 2n) and the calibration code; and the number of
+    tests coded SEMIPARAMETRIC.
 
     df is bnlearn's (|X| - 1)(|Y| - 1) prod |Z|, or the adjusted df floored at 1; a
     one-level X has nothing to test (df 0, p 1). With ``min_per_cell`` >= 0, tests with
-    fewer rows than that many per cell are skipped (statistic 0, p 1, mi 0).
+    fewer rows than that many per cell are skipped (statistic 0, p 1, mi 0; code
+    SKIPPED). With ``trust_min`` >= 0, the other tests whose chi-square approximation
+    cannot be trusted get the code SEMIPARAMETRIC (their p-value is the asymptotic one,
+    for the caller to replace): fewer than ``trust_min`` rows per cell of the full table
+    (declared levels), or a small-sample bias of G2 above ``max_bias`` standard
+    deviations of the chi-square, the bias estimated as Williams (1976) does for tables
+    of equal margins: df (1 + 1/|X|)(1 + 1/|Y|) / (6 m), m rows per cell.
     """
     k = stats.shape[0]
     out = np.empty((k, 6))
+    flagged = 0
     for i in range(k):
+        declared = (rx[i] - 1.0) * ((ry - 1.0) * rz_declared)
         if adjusted:
             df = max(stats[i, 2], 1.0)
         else:
-            df = (rx[i] - 1.0) * ((ry - 1.0) * rz_declared)
+            df = declared
         statistic = stats[i, column]
         if df > 0.0:
             p, log_p = _sf_logsf(df, statistic, chi2)
         else:
             df, statistic, p, log_p = 0.0, 0.0, 1.0, 0.0
         mi = stats[i, 0] / (2.0 * n)
-        skipped = 0.0
-        if min_per_cell >= 0.0 and n < min_per_cell * rx[i] * ry * rz_declared:
-            statistic, p, log_p, mi, skipped = 0.0, 1.0, 0.0, 0.0, 1.0
+        code = ASYMPTOTIC
+        cells = rx[i] * ry * rz_declared
+        if min_per_cell >= 0.0 and n < min_per_cell * cells:
+            statistic, p, log_p, mi, code = 0.0, 1.0, 0.0, 0.0, SKIPPED
+        elif trust_min >= 0.0 and df > 0.0 and declared > 0.0:
+            per_cell = n / cells
+            bias = declared * (1.0 + 1.0 / rx[i]) * (1.0 + 1.0 / ry) / (6.0 * per_cell)
+            if per_cell < trust_min or bias > max_bias * math.sqrt(2.0 * declared):
+                code = SEMIPARAMETRIC
+                flagged += 1
         out[i, 0] = statistic
         out[i, 1] = df
         out[i, 2] = p
         out[i, 3] = log_p
         out[i, 4] = mi
-        out[i, 5] = skipped
-    return out
+        out[i, 5] = code
+    return out, flagged
 
 
 @njit(cache=True, nogil=True)
@@ -621,3 +643,161 @@ def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm, n_cells):
     return _split(lambda part: _cell_statistics(codes, bits, part, cards, ry, rxm, rz, ncell,
                                                 heavy_cells, masks, light_rows, light_base),
                   xcols, work, min_share=CELL_MIN_SHARE)
+
+
+# ------------------------------------------------------------ permutation null
+@njit(cache=True, nogil=True)
+def _next_random(state):  # pragma: no cover - compiled
+    """splitmix64: the next state and its 64-bit output (a full-period generator that
+    passes BigCrush; each test seeds its own, so results do not depend on test order)."""
+    state = state + np.uint64(0x9E3779B97F4A7C15)
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return state, z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _permuted_sums(xid, groups, group_scale, inv_row, dclogc, cnt):  # pragma: no cover
+    """Sums over the cells of c log c (G2) and of c^2 N_z / (n_x n_y) (X2) for the rows in
+    (stratum, y) order with x ids ``xid`` (one id per (stratum, x) level), group by group:
+    each row raises its cell's count c by one, adding (c+1) log(c+1) - c log c
+    (``dclogc[c]``) and (2c + 1) / n_x; then the counters are cleared."""
+    g = 0.0
+    x = 0.0
+    for k in range(groups.shape[0] - 1):
+        a, b = groups[k], groups[k + 1]
+        xg = 0.0
+        for i in range(a, b):
+            j = xid[i]
+            c = cnt[j]
+            g += dclogc[c]
+            xg += (2 * c + 1) * inv_row[j]
+            cnt[j] = c + 1
+        x += xg * group_scale[k]
+        for i in range(a, b):
+            cnt[xid[i]] = 0
+    return g, x
+
+
+@njit(cache=True, nogil=True)
+def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_n, row_n,
+                           n_ids, B, seed):  # pragma: no cover - compiled
+    """G2 and X2 (B + 1, 2) of the observed table (row 0) and of B tables with x permuted
+    within the strata of z (rows 1..B), margins fixed.
+
+    The rows come sorted by (stratum, y): ``groups`` holds the starts of the (stratum, y)
+    groups (and the end), ``group_n`` their sizes and ``group_stratum`` their stratum,
+    ``strata`` the starts of the strata (and the end), ``stratum_n`` their sizes. ``xid``
+    numbers the (stratum, x) levels 0..n_ids-1, ``row_n`` their sizes. Each permutation
+    shuffles ``xid`` within each stratum (Fisher-Yates, splitmix64 seeded by ``seed``)
+    and counts the cells group by group with one scratch counter per id: O(rows) a
+    permutation, whatever the number of declared cells.
+    """
+    n = xid.shape[0]
+    top = 1
+    for s in range(strata.shape[0] - 1):
+        top = max(top, strata[s + 1] - strata[s])
+    clogc = np.zeros(top + 2)
+    for c in range(2, top + 2):
+        clogc[c] = c * math.log(c)
+    dclogc = clogc[1:] - clogc[:-1]
+    # G2 = 2 (sum c log c - sum n_x log n_x - sum n_y log n_y + sum N log N): margins fixed
+    const = 0.0
+    for j in range(n_ids):
+        const += clogc[row_n[j]]
+    for k in range(group_n.shape[0]):
+        const += clogc[group_n[k]]
+    for s in range(stratum_n.shape[0]):
+        const -= clogc[stratum_n[s]]
+    inv_row = 1.0 / row_n
+    group_scale = np.empty(group_n.shape[0])
+    for k in range(group_n.shape[0]):
+        group_scale[k] = stratum_n[group_stratum[k]] / group_n[k]
+    work = xid.copy()
+    cnt = np.zeros(n_ids, np.int64)
+    out = np.empty((B + 1, 2))
+    state = np.uint64(seed)
+    for b in range(B + 1):
+        if b > 0:
+            for s in range(strata.shape[0] - 1):
+                lo = strata[s]
+                for i in range(strata[s + 1] - 1, lo, -1):  # Fisher-Yates within the stratum
+                    state, r = _next_random(state)
+                    span = np.uint64(i - lo + 1)
+                    j = lo + np.int64(((r >> np.uint64(32)) * span) >> np.uint64(32))
+                    t = work[i]
+                    work[i] = work[j]
+                    work[j] = t
+        g, x = _permuted_sums(work, groups, group_scale, inv_row, dclogc, cnt)
+        out[b, 0] = max(2.0 * (g - const), 0.0)
+        out[b, 1] = max(x - n, 0.0)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _counting_order(keys, n_keys, order):  # pragma: no cover - compiled
+    """Reorder ``order`` stably by ``keys[order]`` (values in [0, n_keys))."""
+    start = np.zeros(n_keys + 1, np.int64)
+    for i in range(order.shape[0]):
+        start[keys[order[i]] + 1] += 1
+    for k in range(n_keys):
+        start[k + 1] += start[k]
+    out = np.empty_like(order)
+    for i in range(order.shape[0]):
+        r = order[i]
+        out[start[keys[r]]] = r
+        start[keys[r]] += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def permutation_setup(x, y, z, rx, ry, rz):  # pragma: no cover - compiled
+    """The arguments of :func:`permutation_statistics` for codes x in [0, rx), y in
+    [0, ry), z in [0, rz) (n,): rows sorted by (z, y) (two counting sorts), the starts of
+    the (z, y) groups and of the strata, and the (stratum, x) ids of the sorted rows."""
+    n = x.shape[0]
+    order = _counting_order(z, rz, _counting_order(y, ry, np.arange(n)))
+    groups = np.empty(n + 1, np.int64)
+    strata = np.empty(n + 1, np.int64)
+    n_groups = 0
+    n_strata = 0
+    xid = np.empty(n, np.int64)
+    slot = np.full(rx, -1, np.int64)  # id of level x in the current stratum
+    row_n = np.zeros(n, np.int64)
+    n_ids = 0
+    s0 = 0
+    for i in range(n):
+        r = order[i]
+        if i == 0 or z[r] != z[order[i - 1]]:
+            for j in range(s0, i):  # forget the previous stratum's levels
+                slot[x[order[j]]] = -1
+            s0 = i
+            strata[n_strata] = i
+            n_strata += 1
+            groups[n_groups] = i
+            n_groups += 1
+        elif y[r] != y[order[i - 1]]:
+            groups[n_groups] = i
+            n_groups += 1
+        if slot[x[r]] < 0:
+            slot[x[r]] = n_ids
+            n_ids += 1
+        xid[i] = slot[x[r]]
+        row_n[xid[i]] += 1
+    groups[n_groups] = n
+    strata[n_strata] = n
+    groups = groups[: n_groups + 1].copy()
+    strata = strata[: n_strata + 1].copy()
+    group_n = np.empty(n_groups, np.int64)
+    group_stratum = np.empty(n_groups, np.int64)
+    s = 0
+    for k in range(n_groups):
+        group_n[k] = groups[k + 1] - groups[k]
+        while strata[s + 1] <= groups[k]:
+            s += 1
+        group_stratum[k] = s
+    stratum_n = np.empty(n_strata, np.int64)
+    for s in range(n_strata):
+        stratum_n[s] = strata[s + 1] - strata[s]
+    return xid, groups, group_n, group_stratum, strata, stratum_n, row_n[:n_ids].copy(), n_ids

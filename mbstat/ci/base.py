@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from time import perf_counter
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["CIResult", "CIBatch", "CITest", "CITester", "batch_from_table", "format_pvalue"]
+__all__ = ["CALIBRATIONS", "FIELDS", "CIResult", "CIBatch", "CITest", "CITester", "Query",
+           "decide", "empty_log", "format_pvalue", "results_table"]
 
 #: Below this, R prints "p-value < 2.2e-16".
 _EPS = 2.220446049250313e-16
@@ -40,96 +41,143 @@ def _set_label(names) -> str:
     return names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
 
 
-@dataclass(frozen=True, slots=True)
-class CIResult:
-    """The outcome of one conditional-independence test of x and y given z.
+#: The columns of every test's results table, in order (a test may append its own, e.g.
+#: PPI's ``increase``). All are float64, so a table is a zero-copy view of a float matrix.
+FIELDS = ("statistic", "df", "pvalue", "log_pvalue", "mi", "calibration")
 
-    Attributes
-    ----------
-    statistic, df, pvalue : float
-        As in scipy's ``Chi2ContingencyResult``; ``df`` is NaN where a test has none.
-    log_pvalue : float
-        Natural log of the p-value, accurate where the p-value underflows to 0:
-        rank by this (or by the statistic), never by ``pvalue``.
-    mi : float
-        Association on the mutual-information scale (nats): G2 / 2n for
-        discrete tests, -log(1 - r^2) / 2 for fisher_z.
-    test : str
-        Name of the test in :data:`mbstat.ci.TESTS`.
-    n : int
-        Rows used.
-    x : tuple of str
-        The tested variable(s); several names form one joint variable.
-    y : str
-    z : tuple of str
-    alpha : float or None
-        Significance level the decision uses.
-    skipped : bool
-        True when a power rule declined the test and declared independence.
-    """
+#: How a p-value was obtained; the ``calibration`` column holds the position in this tuple.
+CALIBRATIONS = ("asymptotic", "semiparametric", "permutation", "exact", "skipped", "oracle")
+ASYMPTOTIC, SEMIPARAMETRIC, PERMUTATION, EXACT, SKIPPED, ORACLE = range(len(CALIBRATIONS))
 
-    statistic: float
-    df: float
-    pvalue: float
-    log_pvalue: float
-    mi: float
-    test: str
-    n: int
-    x: tuple
-    y: str
-    z: tuple = ()
-    alpha: float | None = None
-    skipped: bool = False
-    method: str = field(default="", repr=False)
-    statistic_name: str = field(default="statistic", repr=False)
+#: The htest note printed under a result of each calibration (none for the plain ones); a
+#: test may word its own (:attr:`CITest.notes`).
+NOTES = {
+    SEMIPARAMETRIC: "semiparametric p-value: df is the mean of the statistic over permutations "
+                    "of x within the strata of z, the p-value that of a chi-square fitted to "
+                    "them",
+    PERMUTATION: "p-value from permutations of x within the strata of z (Monte Carlo)",
+    SKIPPED: "too few rows per cell; independence assumed (power rule)",
+}
 
-    @property
-    def independent(self) -> bool:
-        """Decision at ``alpha``: True when independence is not rejected."""
-        if self.alpha is None:
-            raise ValueError("this result has no alpha; compare pvalue with your level")
-        return self.skipped or self.pvalue > self.alpha
 
-    def __str__(self) -> str:
-        cond = f" | {' + '.join(self.z)}" if self.z else ""
-        stat = self.statistic_name
-        df = "" if math.isnan(self.df) else f", df = {self.df:.6g}"
-        p = format_pvalue(self.pvalue)
-        p = f"p-value {p}" if p.startswith("<") else f"p-value = {p}"
-        lines = [
-            "",
-            f"\t{self.method or self.test}",
-            "",
-            f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
-            f"{stat} = {self.statistic:.5g}{df}, {p}",
-            "alternative hypothesis: true value is greater than 0",
-            "sample estimates:",
-            f"mutual information (nats): {self.mi:.6g}",
-        ]
-        if self.skipped:
-            lines.append("note: too few rows per cell; independence assumed (power rule)")
-        return "\n".join(lines) + "\n"
+def decide(pvalue, calibration, alpha):
+    """The one independence rule (scalars or arrays): independent when the test was skipped
+    (a power rule assumed independence) or its p-value exceeds ``alpha``."""
+    if alpha is None:
+        raise ValueError("this result has no alpha; compare pvalue with your level")
+    return (calibration == SKIPPED) | (pvalue > alpha)
+
+
+def table_dtype(extra=()) -> np.dtype:
+    """The structured dtype of a results table: :data:`FIELDS` then ``extra``, all float64."""
+    hit = _DTYPES.get(extra)
+    if hit is None:
+        hit = _DTYPES[extra] = np.dtype([(name, np.float64) for name in (*FIELDS, *extra)])
+    return hit
+
+
+_DTYPES = {}
+
+
+def results_table(k: int, extra=(), calibration=ASYMPTOTIC, **columns) -> np.ndarray:
+    """A results table of ``k`` rows (a structured array of :func:`table_dtype`), filled from
+    ``columns`` (name -> array or scalar); ``calibration`` is one code for every row or an
+    array of codes."""
+    out = np.zeros(k, dtype=table_dtype(tuple(extra)))
+    out["calibration"] = calibration
+    for name, values in columns.items():
+        out[name] = values
+    return out
+
+
+def as_matrix(table) -> np.ndarray:
+    """A results table as a float matrix (k, columns), a view where it can be one. A dict of
+    columns (the protocol before 0.4) is accepted: ``skipped`` becomes the calibration."""
+    if isinstance(table, dict):
+        table = dict(table)
+        skipped = np.asarray(table.pop("skipped", False), dtype=bool)
+        k = len(np.atleast_1d(table["pvalue"]))
+        table.setdefault("calibration", np.where(skipped, SKIPPED, ASYMPTOTIC))
+        extra = tuple(name for name in table if name not in FIELDS)
+        table = results_table(k, extra, **table)
+    if not table.flags.c_contiguous:
+        table = np.ascontiguousarray(table)
+    names = table.dtype.names
+    if names is None:
+        return table.reshape(len(table), -1).astype(np.float64, copy=False)
+    return table.view(np.float64).reshape(len(table), len(names))
+
+
+def _through_init(obj) -> tuple:
+    """A dataclass's ``__reduce__``: unpickling calls ``__init__`` (and ``__post_init__``)."""
+    return (type(obj), tuple(getattr(obj, f.name) for f in fields(obj)))
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 @dataclass(frozen=True)
-class CIBatch:
-    """Results of many x tested against one y given one z, as arrays."""
+class Query:
+    """What every result of one tester shares: the test, its level and the data's names."""
 
-    keys: tuple = field(repr=False)  # column positions of each x
-    names: tuple = field(repr=False)  # the data's column names
-    y: str
-    z: tuple
     test: str
-    n: int
+    method: str
+    statistic_name: str
     alpha: float | None
-    statistic: np.ndarray = field(repr=False)
-    df: np.ndarray = field(repr=False)
-    pvalue: np.ndarray = field(repr=False)
-    log_pvalue: np.ndarray = field(repr=False)
-    mi: np.ndarray = field(repr=False)
-    skipped: np.ndarray = field(repr=False)
-    method: str = field(default="", repr=False)
-    statistic_name: str = field(default="statistic", repr=False)
+    n: int
+    names: tuple = field(repr=False)
+    notes: dict = field(default_factory=lambda: NOTES, repr=False, compare=False)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class CIBatch:
+    """Results of many x tested against one y given one z: one table, one row per x.
+
+    The table's columns (:data:`FIELDS`, plus any a test adds) are attributes
+    (``batch.pvalue``, ``batch.mi``, ...: read-only arrays); ``calibration`` reads as
+    names from :data:`CALIBRATIONS`, ``skipped`` and ``independent`` as booleans.
+    ``batch[i]`` is the :class:`CIResult` of row i. ``y``, ``z``, ``test``, ``n``,
+    ``alpha``, ``method`` and ``statistic_name`` describe the query.
+    """
+
+    query: Query
+    keys: tuple  # column positions of each x
+    yi: int  # column position of y
+    zkey: tuple  # column positions of z
+    table: np.ndarray  # structured, read-only (see table_dtype)
+
+    def __post_init__(self):
+        if self.table.flags.writeable:
+            self.table.flags.writeable = False
+
+    def __reduce__(self):  # unpickled tables are read-only again (through __post_init__)
+        return _through_init(self)
+
+    def __repr__(self) -> str:
+        return (f"CIBatch(test={self.test!r}, y={self.y!r}, z={self.z!r}, n={self.n!r}, "
+                f"alpha={self.alpha!r}, {plural(len(self), 'candidate')})")
+
+    @property
+    def y(self) -> str:
+        return self.query.names[self.yi]
+
+    @property
+    def z(self) -> tuple:
+        return tuple(map(self.query.names.__getitem__, self.zkey))
+
+    test = property(lambda self: self.query.test, doc="Name of the test.")
+    method = property(lambda self: self.query.method, doc="The htest title of the test.")
+    statistic_name = property(lambda self: self.query.statistic_name)
+    alpha = property(lambda self: self.query.alpha, doc="Level of the decisions.")
+    n = property(lambda self: self.query.n, doc="Rows used.")
+    names = property(lambda self: self.query.names, doc="The data's column names.")
+
+    @property
+    def columns(self) -> tuple:
+        """The names of the table's columns."""
+        return self.table.dtype.names
 
     @property
     def xs(self) -> tuple:
@@ -139,21 +187,50 @@ class CIBatch:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def __getitem__(self, i: int) -> CIResult:
-        return CIResult(statistic=float(self.statistic[i]), df=float(self.df[i]),
-                        pvalue=float(self.pvalue[i]), log_pvalue=float(self.log_pvalue[i]),
-                        mi=float(self.mi[i]), skipped=bool(self.skipped[i]), test=self.test,
-                        n=self.n, x=tuple(self.names[j] for j in self.keys[i]), y=self.y,
-                        z=self.z, alpha=self.alpha, method=self.method,
-                        statistic_name=self.statistic_name)
+    def __getitem__(self, i) -> CIResult:
+        i = range(len(self))[i]  # negative positions; IndexError past the end
+        return CIResult(CIBatch(self.query, (self.keys[i],), self.yi, self.zkey,
+                                self.table[i : i + 1]))
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
+    def take(self, rows) -> CIBatch:
+        """The batch restricted to ``rows`` (positions or a boolean mask), in that order."""
+        rows = np.arange(len(self))[rows]
+        return CIBatch(self.query, tuple(self.keys[i] for i in rows), self.yi, self.zkey,
+                       self.table[rows])
+
+    def __getattr__(self, name):  # the columns a test adds (e.g. PPI's "increase")
+        table = self.__dict__.get("table")
+        if table is not None and name in table.dtype.names:
+            return table[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def calibration_codes(self) -> np.ndarray:
+        """The calibration column as integer codes (positions in :data:`CALIBRATIONS`)."""
+        return _read_only(self.table["calibration"].astype(np.int8))
+
+    @property
+    def calibration(self) -> np.ndarray:
+        """How each p-value was obtained: names from :data:`CALIBRATIONS`."""
+        return _read_only(np.array(CALIBRATIONS, dtype=object)[self.calibration_codes])
+
+    @property
+    def skipped(self) -> np.ndarray:
+        """True where a power rule declined the test and assumed independence."""
+        return _read_only(self.table["calibration"] == SKIPPED)
+
     @property
     def independent(self) -> np.ndarray:
-        """Decisions at alpha (True: independence not rejected)."""
-        return self.skipped | (self.pvalue > self.alpha)
+        """Decisions at alpha (True: independence not rejected), by :func:`decide`."""
+        return _read_only(decide(self.table["pvalue"], self.table["calibration"], self.alpha))
+
+    def notes(self) -> list:
+        """The htest notes of the calibrations in this batch."""
+        codes = set(self.calibration_codes.tolist())
+        return [text for code, text in self.query.notes.items() if code in codes]
 
     def __str__(self) -> str:
         """R-style: the test, the query and one row per candidate."""
@@ -164,31 +241,152 @@ class CIBatch:
             "df": frame["df"].map(lambda v: "" if math.isnan(v) else f"{v:.6g}"),
             "p-value": frame["pvalue"].map(format_pvalue),
         }, index=frame.index.rename(None))
+        plain = (ASYMPTOTIC, EXACT, ORACLE)
+        if not np.isin(self.calibration_codes, plain).all():
+            table["calibration"] = frame["calibration"]
         lines = ["", f"\t{self.method or self.test}", "",
                  f"data:  x ~ {self.y}{cond}, {plural(len(self), 'candidate')}", "",
                  table.to_string() if len(self) else "(no candidates)"]
+        lines += [f"note ({CALIBRATIONS[code]}): {text}" for code, text in
+                  self.query.notes.items() if code in set(self.calibration_codes.tolist())]
         return "\n".join(lines) + "\n"
 
     def to_frame(self) -> pd.DataFrame:
-        """The batch as a DataFrame indexed by the x label."""
-        return pd.DataFrame(
-            {
-                "statistic": self.statistic,
-                "df": self.df,
-                "pvalue": self.pvalue,
-                "log_pvalue": self.log_pvalue,
-                "mi": self.mi,
-            },
-            index=pd.Index([_set_label(x) for x in self.xs], name="x"),
-        )
+        """The batch as a DataFrame indexed by the x label: the table's columns, with
+        ``calibration`` as names."""
+        data = {name: self.table[name] for name in self.columns}
+        data["calibration"] = self.calibration
+        return pd.DataFrame(data, index=pd.Index([_set_label(x) for x in self.xs], name="x"))
+
+
+@dataclass(frozen=True, eq=False)
+class CIResult:
+    """The outcome of one conditional-independence test of x and y given z: a row of a
+    :class:`CIBatch` (``result.batch``, one row), read through the same names.
+
+    Attributes
+    ----------
+    statistic, df, pvalue : float
+        As in scipy's ``Chi2ContingencyResult``; ``df`` is NaN where a test has none (for a
+        semiparametric test, the df estimated from permutations).
+    log_pvalue : float
+        Natural log of the p-value, accurate where the p-value underflows to 0:
+        rank by this (or by the statistic), never by ``pvalue``.
+    mi : float
+        Association on the mutual-information scale (nats): G2 / 2n for discrete tests,
+        -log(1 - r^2) / 2 for fisher_z; NaN for model-based tests, whose effect has a field
+        of its own (PPI: ``increase``).
+    calibration : str
+        How the p-value was obtained, one of :data:`CALIBRATIONS`: "asymptotic" (chi-square
+        or normal), "semiparametric" (chi-square with df from permutations), "permutation"
+        (Monte Carlo), "exact", "skipped" (a power rule declined the test), "oracle".
+    skipped : bool
+        True when a power rule declined the test and declared independence.
+    independent : bool
+        Decision at ``alpha`` (:func:`decide`).
+    test : str
+        Name of the test in :data:`mbstat.ci.TESTS`.
+    n : int
+        Rows used.
+    x : tuple of str
+        The tested variable(s); several names form one joint variable.
+    y : str
+    z : tuple of str
+    alpha : float or None
+        Significance level the decision uses.
+    """
+
+    batch: CIBatch = field(repr=False)
+
+    def __getattr__(self, name):  # the batch's query (y, z, test, ...) and a test's own columns
+        batch = self.__dict__.get("batch")
+        if batch is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = getattr(batch, name)
+        if isinstance(value, np.ndarray):
+            return value[0].item()
+        return value
+
+    @property
+    def x(self) -> tuple:
+        return self.batch.xs[0]
+
+    @property
+    def calibration(self) -> str:
+        return CALIBRATIONS[int(self.batch.table["calibration"][0])]
+
+    @property
+    def skipped(self) -> bool:
+        return bool(self.batch.table["calibration"][0] == SKIPPED)
+
+    @property
+    def independent(self) -> bool:
+        """Decision at ``alpha``: True when independence is not rejected (:func:`decide`)."""
+        row = self.batch.table[0]
+        return bool(decide(row["pvalue"], row["calibration"], self.batch.alpha))
+
+    __reduce__ = CIBatch.__reduce__  # rebuilt through __init__: arrays stay read-only
+
+    def _values(self) -> tuple:
+        b = self.batch
+        return (type(self), b.test, b.n, self.x, b.y, b.z, b.alpha, b.method, b.statistic_name,
+                b.columns)
+
+    def __eq__(self, other) -> bool:
+        """Same query, same test and the same numbers (NaN equal to NaN)."""
+        if not isinstance(other, CIResult):
+            return NotImplemented
+        return self._values() == other._values() and np.array_equal(
+            as_matrix(self.batch.table), as_matrix(other.batch.table), equal_nan=True)
+
+    def __hash__(self) -> int:
+        return hash(self._values()[1:6])
+
+    def __repr__(self) -> str:
+        b = self.batch
+        row = ", ".join(f"{name}={getattr(self, name)!r}" for name in b.columns
+                        if name != "calibration")
+        return (f"{type(self).__name__}({row}, calibration={self.calibration!r}, "
+                f"test={b.test!r}, n={b.n!r}, x={self.x!r}, y={b.y!r}, z={b.z!r}, "
+                f"alpha={b.alpha!r})")
+
+    def __str__(self) -> str:
+        return "\n".join(self._htest_lines()) + "\n"
+
+    def _htest_lines(self) -> list:
+        cond = f" | {' + '.join(self.z)}" if self.z else ""
+        df = "" if math.isnan(self.df) else f", df = {self.df:.6g}"
+        lines = [
+            "",
+            f"\t{self.method or self.test}",
+            "",
+            f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
+            f"{self.statistic_name} = {self.statistic:.5g}{df}, {_p_text(self.pvalue)}",
+            "alternative hypothesis: true value is greater than 0",
+            "sample estimates:",
+            f"mutual information (nats): {self.mi:.6g}",
+        ]
+        return lines + [f"note: {text}" for text in self.batch.notes()]
+
+
+for _name in FIELDS[:-1]:  # the table's float columns, read from the one-row batch
+    setattr(CIResult, _name, property(
+        lambda self, _name=_name: float(self.batch.table[_name][0]),
+        doc=f"The ``{_name}`` column of this result's row."))
+
+
+def _p_text(p: float) -> str:
+    p = format_pvalue(p)
+    return f"p-value {p}" if p.startswith("<") else f"p-value = {p}"
 
 
 class CITest:
     """Protocol of a conditional-independence test.
 
     Subclasses set ``name``, ``method`` (the htest title), ``statistic_name``
-    and ``kind`` ("discrete", "continuous" or "oracle") and implement
-    :meth:`batch`. The engine calls ``batch`` with column positions only.
+    and ``kind`` ("discrete", "continuous", "mixed" or "oracle"), check their arguments in
+    ``__init__`` and implement :meth:`batch`, which returns one results table. The engine
+    calls ``batch`` with column positions only; a single result is a row of a batch.
     """
 
     name = "test"
@@ -209,23 +407,21 @@ class CITest:
             if unknown:
                 raise ValueError(f"{self.unknown_message} {unknown}")
 
-    def batch(self, tester, xs, y, z) -> dict:
+    def batch(self, tester, xs, y, z) -> np.ndarray:
         """Test each x in ``xs`` (tuples of column positions) against y given z.
 
-        Returns a dict of float arrays ``statistic, df, pvalue, log_pvalue, mi``
-        and optionally a bool array ``skipped``.
+        Returns the results table: a structured array of one row per x with the float
+        columns :data:`FIELDS` and then :attr:`extra` (:func:`results_table` makes one;
+        the ``calibration`` column holds codes of :data:`CALIBRATIONS`).
         """
         raise NotImplementedError
 
-    def results(self, tester, xs, y, z) -> np.ndarray:
-        """:meth:`batch` as the float array (k, 6) of the engine's :data:`_FIELDS`
-        (skipped as 0/1). Tests that compute this table directly override it."""
-        res = self.batch(tester, xs, y, z)
-        out = np.empty((len(xs), len(_FIELDS)))
-        for j, name in enumerate(_FIELDS[:-1]):
-            out[:, j] = res[name]
-        out[:, -1] = 0.0 if res.get("skipped") is None else res["skipped"]
-        return out
+    #: Columns a test adds after :data:`FIELDS` (e.g. PPI's ``increase``).
+    extra = ()
+    #: Whether x and y play the same part (then a test of y against x is a cache hit).
+    symmetric = True
+    #: The htest note of each calibration code (see :data:`NOTES`).
+    notes = NOTES
 
 
 class CITester:
@@ -268,8 +464,12 @@ class CITester:
         self._log = []
         self.n_tests = 0
         self.n_cache_hits = 0
-        self.n_skipped = 0
         self.elapsed = 0.0
+        self._dtype = table_dtype(tuple(self.test_obj.extra))
+        self._width = len(self._dtype.names)
+        test = self.test_obj
+        self.query = Query(test.name, test.method, test.statistic_name, self.alpha,
+                           self.dataset.n_rows, self.dataset.names, test.notes)
         # discrete tests on all-discrete data have nothing to check per call
         self._check_needed = not (self.test_obj.kind == "discrete"
                                   and "continuous" not in self.dataset.kinds
@@ -326,15 +526,7 @@ class CITester:
 
     def test(self, x, y, z=(), phase: str = "") -> CIResult:
         """Test x (a variable or a set of variables) against y given z."""
-        xkeys, yi, zkey, table = self._answer([x], y, z, phase)
-        names = self.dataset.names
-        statistic, df, pvalue, log_pvalue, mi, skipped = table[0].tolist()
-        return CIResult(statistic=statistic, df=df, pvalue=pvalue, log_pvalue=log_pvalue, mi=mi,
-                        skipped=skipped != 0.0, test=self.test_obj.name, n=self.dataset.n_rows,
-                        x=tuple(map(names.__getitem__, xkeys[0])), y=names[yi],
-                        z=tuple(map(names.__getitem__, zkey)), alpha=self.alpha,
-                        method=self.test_obj.method,
-                        statistic_name=self.test_obj.statistic_name)
+        return CIResult(self._batch(*self._answer([x], y, z, phase)))
 
     def _zkey(self, z) -> tuple:
         """Sorted column positions of the conditioning set z."""
@@ -365,31 +557,20 @@ class CITester:
 
     def test_many(self, xs, y, z=(), phase: str = "") -> CIBatch:
         """Test every x in ``xs`` against y given z, in one pass over the data."""
-        xkeys, yi, zkey, table = self._answer(xs, y, z, phase)
-        columns = dict(zip(_FIELDS, np.ascontiguousarray(table.T)))
-        columns["skipped"] = columns["skipped"] != 0.0
-        for arr in columns.values():
-            arr.flags.writeable = False  # results are immutable
-        return CIBatch(
-            keys=tuple(xkeys),
-            names=self.dataset.names,
-            y=self.dataset.names[yi],
-            z=tuple(self.dataset.names[j] for j in zkey),
-            test=self.test_name,
-            n=self.n,
-            alpha=self.alpha,
-            method=self.test_obj.method,
-            statistic_name=self.test_obj.statistic_name,
-            **columns,
-        )
+        return self._batch(*self._answer(xs, y, z, phase))
+
+    def _batch(self, xkeys, yi, zkey, matrix) -> CIBatch:
+        """The CIBatch of the answers ``matrix`` (k, columns), a read-only table."""
+        return CIBatch(self.query, tuple(xkeys), yi, zkey,
+                       matrix.view(self._dtype).reshape(len(matrix)))
 
     def _answer(self, xs, y, z, phase):
         """The results of x in ``xs`` against y given z: from the cache, else tested in one
-        batch (and logged). Returns the keys, y, z positions and a float table (k, 6) of
-        the :data:`_FIELDS` (skipped as 0/1).
+        batch (and logged). Returns the keys, y, z positions and the results as a float
+        matrix (k, columns) of the test's table (:func:`as_matrix`).
 
-        The cache holds each test as a list of six Python floats, so that a batch of hits
-        and fresh results is assembled by one ``np.array`` call.
+        The cache holds each test as a list of Python floats, so that a batch of hits and
+        fresh results is assembled by one ``np.array`` call.
         """
         t0 = perf_counter()
         yi = self._var(y, "y")
@@ -400,8 +581,11 @@ class CITester:
         members = {j for xk in xkeys for j in xk}
         if yi in members or not members.isdisjoint(zkey):
             self._overlap(xkeys, yi, zkey)
-        keys = [((xk[0], yi, zkey) if xk[0] < yi else (yi, xk[0], zkey)) if len(xk) == 1
-                else (xk, yi, zkey) for xk in xkeys]  # tests are symmetric in x and y
+        if self.test_obj.symmetric:  # a test of y against x is the same test
+            keys = [((xk[0], yi, zkey) if xk[0] < yi else (yi, xk[0], zkey)) if len(xk) == 1
+                    else (xk, yi, zkey) for xk in xkeys]
+        else:
+            keys = [(xk, yi, zkey) for xk in xkeys]
         rows = list(map(self._cache.get, keys))
         todo_pos = [i for i, row in enumerate(rows) if row is None]
         self.n_cache_hits += len(rows) - len(todo_pos)
@@ -409,14 +593,17 @@ class CITester:
             todo = [xkeys[i] for i in todo_pos]
             if self._check_needed:
                 self.test_obj.check(self, [yi, *zkey, *{j for xk in todo for j in xk}])
-            fresh = self.test_obj.results(self, todo, yi, zkey)
+            fresh = as_matrix(self.test_obj.batch(self, todo, yi, zkey))
+            if fresh.shape != (len(todo), self._width):
+                raise ValueError(f"test {self.test_name!r} returned a table of shape "
+                                 f"{fresh.shape}; expected ({len(todo)}, {self._width})")
             self._record(todo, [keys[i] for i in todo_pos], yi, zkey, fresh, phase)
             if len(todo_pos) == len(rows):
                 self.elapsed += perf_counter() - t0
                 return xkeys, yi, zkey, fresh
             for i, row in zip(todo_pos, fresh.tolist()):
                 rows[i] = row
-        table = np.array(rows, dtype=np.float64).reshape(len(rows), len(_FIELDS))
+        table = np.array(rows, dtype=np.float64).reshape(len(rows), self._width)
         self.elapsed += perf_counter() - t0
         return xkeys, yi, zkey, table
 
@@ -433,41 +620,60 @@ class CITester:
         self._cache.update(zip(keys, fresh.tolist()))
         self._log.append((todo, yi, zkey, fresh, phase))
         self.n_tests += len(todo)
-        self.n_skipped += int(np.count_nonzero(fresh[:, -1]))
+
+    @property
+    def n_skipped(self) -> int:
+        """Tests declined by a power rule (independence assumed)."""
+        return self.calibrations.get("skipped", 0)
+
+    @property
+    def calibrations(self) -> dict:
+        """How many of the tests performed used each calibration (name -> count)."""
+        counts = np.zeros(len(CALIBRATIONS), dtype=np.int64)
+        for *_, res, _ in self._log:
+            counts += np.bincount(res[:, _CALIBRATION].astype(np.intp),
+                                  minlength=len(CALIBRATIONS))
+        return {name: int(c) for name, c in zip(CALIBRATIONS, counts) if c}
 
     @property
     def log(self) -> pd.DataFrame:
-        """Every test performed, in order, with its decision at alpha."""
+        """Every test performed, in order: the query, the test's table (``calibration`` as
+        names), the decision at alpha, ``skipped`` and the phase that asked."""
         names = self.dataset.names
-        columns = {key: [] for key in ("x", "y", "z", *_FIELDS, "phase")}
+        columns = self._dtype.names
+        parts = {key: [] for key in ("x", "y", "z", "phase")}
+        values = []
         for todo, yi, zkey, res, phase in self._log:
             k = len(todo)
-            columns["x"] += [_set_label([names[c] for c in xk]) for xk in todo]
-            columns["y"] += [names[yi]] * k
-            columns["z"] += [", ".join(names[j] for j in zkey)] * k
-            for j, name in enumerate(_FIELDS):
-                columns[name].append(res[:, j])
-            columns["phase"] += [phase] * k
-        for name in _FIELDS:
-            parts = columns[name]
-            columns[name] = np.concatenate(parts) if parts else np.empty(0)
-        columns["skipped"] = columns["skipped"].astype(bool)
-        independent = columns["skipped"] | (columns["pvalue"] > self.alpha)
-        order = ["x", "y", "z", "statistic", "df", "pvalue", "log_pvalue", "mi"]
-        data = {key: columns[key] for key in order}
-        data.update(independent=independent, skipped=columns["skipped"], phase=columns["phase"])
-        n = len(independent)
-        return pd.DataFrame(data, index=pd.RangeIndex(1, n + 1, name="test"))
+            parts["x"] += [_set_label([names[c] for c in xk]) for xk in todo]
+            parts["y"] += [names[yi]] * k
+            parts["z"] += [", ".join(names[j] for j in zkey)] * k
+            parts["phase"] += [phase] * k
+            values.append(res)
+        matrix = np.concatenate(values) if values else np.empty((0, len(columns)))
+        codes = matrix[:, _CALIBRATION].astype(np.intp)
+        data = {"x": parts["x"], "y": parts["y"], "z": parts["z"]}
+        data.update((name, matrix[:, j]) for j, name in enumerate(columns)
+                    if name != "calibration")
+        data.update(independent=decide(matrix[:, 2], matrix[:, _CALIBRATION], self.alpha),
+                    skipped=codes == SKIPPED,
+                    calibration=np.array(CALIBRATIONS, dtype=object)[codes],
+                    phase=parts["phase"])
+        frame = pd.DataFrame(data, index=pd.RangeIndex(1, len(codes) + 1, name="test"))
+        return frame.astype({"x": str, "y": str, "z": str, "calibration": str, "phase": str})
 
 
-_FIELDS = ("statistic", "df", "pvalue", "log_pvalue", "mi", "skipped")
+_CALIBRATION = FIELDS.index("calibration")
 
 
-def batch_from_table(table: np.ndarray) -> dict:
-    """The dict of :meth:`CITest.batch` from a results table (k, 6) of :data:`_FIELDS`."""
-    out = dict(zip(_FIELDS, table.T))
-    out["skipped"] = out["skipped"] != 0.0
-    return out
+def empty_log(extra=()) -> pd.DataFrame:
+    """A tests log with no rows, with the columns and dtypes of :attr:`CITester.log`."""
+    names = ("x", "y", "z", *(f for f in (*FIELDS, *extra) if f != "calibration"),
+             "independent", "skipped", "calibration", "phase")
+    dtypes = {name: str if name in ("x", "y", "z", "calibration", "phase") else
+              bool if name in ("independent", "skipped") else float for name in names}
+    frame = pd.DataFrame(columns=list(names), index=pd.RangeIndex(1, 1, name="test"))
+    return frame.astype(dtypes)
 
 
 def _names_only(nodes):

@@ -22,8 +22,8 @@ import numpy as np
 
 from typing import NamedTuple
 
-__all__ = ["Strata", "column_statistics", "joint_code", "make_strata", "stratum_code",
-           "subset_statistics", "table_statistics", "to_numpy"]
+__all__ = ["Strata", "column_statistics", "joint_code", "make_strata", "permutation_null",
+           "stratum_code", "subset_statistics", "table_statistics", "to_numpy"]
 
 #: Largest code we let a mixed-radix product reach before compressing.
 _CODE_LIMIT = 2**40
@@ -298,3 +298,21 @@ def _sparse(keys, k, n, rz, rxm, ry, cells, xp):
 def _stack(*columns):
     """The statistics array (k, 4) on the host from its columns (numpy or CuPy)."""
     return np.stack([to_numpy(c).astype(np.float64) for c in columns], axis=1)
+
+
+def permutation_null(xcode, ycode, zcode, B: int, seed: int) -> np.ndarray:
+    """G2 and X2 of the observed table X x Y | Z (row 0) and of ``B`` tables with x permuted
+    within the strata of z (rows 1..B): an array (B + 1, 2), from the compiled
+    :func:`~mbstat.ci._kernels.permutation_statistics` (O(rows) a permutation, whatever
+    the number of declared cells; the margins of every stratum stay fixed).
+
+    ``xcode``, ``ycode``, ``zcode`` are int codes (n,) on the host, each in [0, n) or
+    below its largest value plus one; ``seed`` (a uint64) seeds the permutations.
+    """
+    kernels = _kernels()
+    codes = [np.asarray(c) for c in (xcode, ycode, zcode)]
+    if len(codes[0]) == 0:
+        return np.zeros((B + 1, 2))
+    cards = [int(c.max()) + 1 for c in codes]
+    setup = kernels.permutation_setup(*codes, *cards)
+    return kernels.permutation_statistics(*setup, int(B), np.uint64(seed))

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .._validation import check_number
-from .base import CITest
+from .base import ORACLE, CITest, results_table
 
 __all__ = ["ExactOracle", "parity_table"]
 
@@ -146,13 +146,8 @@ class ExactOracle(CITest):
         za = tuple(ax[names[j]] for j in z)
         mi = np.array([self._cmi(tuple(ax[names[j]] for j in xk), ya, za) for xk in xs])
         dep = mi > self.tol
-        return {
-            "statistic": mi,
-            "df": np.full(len(xs), np.nan),
-            "pvalue": np.where(dep, 0.0, 1.0),
-            "log_pvalue": np.where(dep, -np.inf, 0.0),
-            "mi": mi,
-        }
+        return results_table(len(xs), statistic=mi, df=np.nan, pvalue=np.where(dep, 0.0, 1.0),
+                             log_pvalue=np.where(dep, -np.inf, 0.0), mi=mi, calibration=ORACLE)
 
 
 def parity_table(n_inputs: int, n_distractors: int = 0, noise: float = 0.1, bit_p: float = 0.5,

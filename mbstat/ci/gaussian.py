@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .base import CITest
+from .base import ASYMPTOTIC, CITest, results_table
 
 __all__ = ["FisherZ"]
 
@@ -46,10 +46,6 @@ class FisherZ(CITest):
             stat = np.sqrt(dof) * np.arctanh(r)
             log_p = np.log(2.0) + special.log_ndtr(-np.abs(stat))
             mi = -0.5 * np.log1p(-(r**2))
-        return {
-            "statistic": stat,
-            "df": np.full(len(xs), np.nan),
-            "pvalue": np.minimum(np.exp(log_p), 1.0),
-            "log_pvalue": np.minimum(log_p, 0.0),
-            "mi": mi,
-        }
+        return results_table(len(xs), statistic=stat, df=np.nan,
+                             pvalue=np.minimum(np.exp(log_p), 1.0),
+                             log_pvalue=np.minimum(log_p, 0.0), mi=mi, calibration=ASYMPTOTIC)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import CITest
+from .base import ORACLE, CITest, results_table
 
 __all__ = ["DSeparationOracle"]
 
@@ -48,10 +48,6 @@ class DSeparationOracle(CITest):
         # one reachability pass from y answers every candidate of the batch
         connected = set(self._sep.connected(names[y], [names[j] for j in z]))
         dep = np.array([any(names[j] in connected for j in xk) for xk in xs], dtype=np.float64)
-        return {
-            "statistic": dep,
-            "df": np.full(len(xs), np.nan),
-            "pvalue": 1.0 - dep,
-            "log_pvalue": np.where(dep > 0, -np.inf, 0.0),
-            "mi": dep,
-        }
+        return results_table(len(xs), statistic=dep, df=np.nan, pvalue=1.0 - dep,
+                             log_pvalue=np.where(dep > 0, -np.inf, 0.0), mi=dep,
+                             calibration=ORACLE)

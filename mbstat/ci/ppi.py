@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -23,9 +24,10 @@ from scipy import special
 from .. import _validation as v
 from ..models import (TASKS, check_model, encode_features, infer_task, make_learner,
                       per_sample_loss)
-from .base import CITest
+from .base import (ASYMPTOTIC, EXACT, CIBatch, CIResult, CITest, Query, _set_label,
+                   format_pvalue, plural, results_table)
 
-__all__ = ["PPIEngine", "PPITest", "ppi_test", "wilcoxon_greater"]
+__all__ = ["PPIEngine", "PPIResult", "PPITest", "ppi_test", "wilcoxon_greater"]
 
 METHOD = "Predictive permutation independence test"
 PARALLEL = ("auto", "threads", "processes")
@@ -444,7 +446,6 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     classification target with a fully grown tree, 45% with XGBoost).
     """
     from ..data import as_dataset
-    from ..results.ppfs import PPIResult
 
     alpha = v.check_alpha(alpha)
     check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
@@ -463,25 +464,35 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     engine = PPIEngine(ds, t, model=model, B=B, test_size=test_size, task=task, seed=seed,
                        device=device, n_jobs=n_jobs, parallel=parallel,
                        model_params=model_params)
-    (stat, p, logp, r, rp), = engine.test_many([xs], zs, speculate=False)
-    return PPIResult(
-        statistic=stat, df=float("nan"), pvalue=p, log_pvalue=logp,
-        mi=float(np.mean(rp - r)), test="ppi", n=ds.n_rows,
-        x=tuple(ds.names[j] for j in xs), y=ds.names[t], z=tuple(ds.names[j] for j in zs),
-        alpha=alpha, method=METHOD, statistic_name="V",
-        risk=r, risk_permuted=rp, model=engine.model_label, task=engine.task,
-        device=engine.device, B=engine.B, test_size=engine.test_size,
-    )
+    out = engine.test_many([xs], zs, speculate=False)
+    (_, _, _, r, rp), = out
+    query = Query("ppi", METHOD, "V", alpha, ds.n_rows, ds.names)
+    batch = CIBatch(query, (tuple(sorted(xs)),), t, tuple(sorted(zs)), _table(out))
+    return PPIResult(batch, risk=r, risk_permuted=rp, model=engine.model_label,
+                     task=engine.task, device=engine.device, B=engine.B,
+                     test_size=engine.test_size)
+
+
+def _table(out) -> np.ndarray:
+    """The results table of PPI tests from the engine's (V, p, log p, R, R~) tuples:
+    ``mi`` NaN, the mean risk increase in ``increase``, exact Wilcoxon p-values up to
+    :data:`_EXACT` nonzero differences (the normal approximation beyond)."""
+    nonzero = np.array([np.count_nonzero(o[4] - o[3]) for o in out])
+    return results_table(
+        len(out), extra=PPITest.extra, statistic=[o[0] for o in out], df=np.nan,
+        pvalue=[o[1] for o in out], log_pvalue=[o[2] for o in out], mi=np.nan,
+        increase=[float(np.mean(o[4] - o[3])) for o in out],
+        calibration=np.where(nonzero <= _EXACT, EXACT, ASYMPTOTIC))
 
 
 class PPITest(CITest):
     """The PPI test as a :class:`~mbstat.ci.CITest`: ``CITester(data, PPITest(...))``.
 
     Accepts continuous, discrete and mixed data. ``statistic`` is Wilcoxon's
-    V, ``df`` NaN, ``mi`` the mean risk increase when x is permuted (nats
-    for the log-loss). Tests of one target share one engine (same splits).
-    PPI is not symmetric in x and y while the tester's cache is: ask with the
-    target as y. Arguments as in :func:`ppi_test`.
+    V, ``df`` and ``mi`` NaN, ``increase`` the mean risk increase when x is permuted
+    (nats for the log-loss). Tests of one target share one engine (same splits).
+    PPI is not symmetric in x and y: ask with the target as y (the tester's cache
+    keeps the order). Arguments as in :func:`ppi_test`.
     """
 
     name = "ppi"
@@ -489,6 +500,8 @@ class PPITest(CITest):
     statistic_name = "V"
     kind = "mixed"
     joint_x = True
+    symmetric = False
+    extra = ("increase",)
 
     def __init__(self, model="xgboost", B=30, test_size=0.2, task="auto", seed=None, *,
                  device="auto", n_jobs=1, parallel="auto", model_params=None):
@@ -514,11 +527,111 @@ class PPITest(CITest):
         return hit[1]
 
     def batch(self, tester, xs, y, z):
-        out = self.engine(tester.dataset, y).test_many(xs, z)
-        return {
-            "statistic": np.array([o[0] for o in out]),
-            "df": np.full(len(out), np.nan),
-            "pvalue": np.array([o[1] for o in out]),
-            "log_pvalue": np.array([o[2] for o in out]),
-            "mi": np.array([float(np.mean(o[4] - o[3])) for o in out]),
-        }
+        return _table(self.engine(tester.dataset, y).test_many(xs, z))
+
+
+# ------------------------------------------------------------------ result
+_LOSSES = {"classification": "log-loss", "regression": "squared error"}
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PPIResult(CIResult):
+    """A predictive permutation independence (PPI) test, as a :class:`~mbstat.ci.CIResult`.
+
+    ``statistic`` is the Wilcoxon signed-rank statistic V (sum of the ranks of
+    the splits where permuting x increased the risk), ``pvalue`` its one-sided
+    p-value, ``increase`` the mean risk increase (nats for the log-loss); ``mi`` is NaN
+    (a model-based test estimates no mutual information).
+
+    Extra attributes
+    ----------------
+    risk, risk_permuted : ndarray (B,)
+        Mean test loss of each split with x as it is and with x permuted
+        (read-only; Eqs. 2-3 of the paper).
+    model, task, device : str
+        The model, "classification" or "regression", and the device that ran
+        the fits ("cpu", "cuda:0", ...).
+    B : int
+        Number of random train/test splits.
+    test_size : float
+    """
+
+    risk: np.ndarray = field(default=None)
+    risk_permuted: np.ndarray = field(default=None)
+    model: str = ""
+    task: str = ""
+    device: str = ""
+    B: int = 0
+    test_size: float = 0.2
+
+    def __post_init__(self):
+        for name in ("risk", "risk_permuted"):
+            arr = np.array(getattr(self, name), dtype=float)
+            arr.flags.writeable = False
+            object.__setattr__(self, name, arr)
+
+    def _values(self) -> tuple:
+        return (*super()._values(), self.model, self.task, self.device, self.B,
+                self.test_size, tuple(self.risk.tolist()), tuple(self.risk_permuted.tolist()))
+
+    def __repr__(self) -> str:
+        return (f"{super().__repr__()[:-1]}, model={self.model!r}, task={self.task!r}, "
+                f"device={self.device!r}, B={self.B!r})")
+
+    @property
+    def risk_increase(self) -> np.ndarray:
+        """Per-split increase of the risk when x is permuted."""
+        return self.risk_permuted - self.risk
+
+    @property
+    def loss(self) -> str:
+        """The per-sample loss: "log-loss" or "squared error"."""
+        return _LOSSES.get(self.task, "loss")
+
+    def __str__(self) -> str:
+        cond = f" | {' + '.join(self.z)}" if self.z else ""
+        p = format_pvalue(self.pvalue)
+        p = f"p-value {p}" if p.startswith("<") else f"p-value = {p}"
+        estimates = pd.DataFrame(
+            {"risk": [self.risk.mean()], "permuted": [self.risk_permuted.mean()],
+             "increase": [self.risk_increase.mean()]}
+        ).to_string(index=False, float_format=lambda v: f"{v:.6g}")
+        lines = [
+            "",
+            f"\t{self.method or METHOD}",
+            "",
+            f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
+            f"{self.statistic_name} = {self.statistic:.6g}, {p}",
+            "alternative hypothesis: permuting x increases the risk "
+            "(true location shift is greater than 0)",
+            f"model: {self.model} on {self.device}; {plural(self.B, 'split')}, test size "
+            f"{self.test_size:g}; {self.loss}",
+            "sample estimates (mean over splits):",
+            estimates,
+        ]
+        return "\n".join(lines) + "\n"
+
+    def plot(self, ax=None):
+        """Paired risks of the splits: original (x axis) vs permuted (y axis).
+
+        Points above the diagonal are splits where permuting x hurt the
+        model. Returns the matplotlib Axes.
+        """
+        from ..plotting import new_axes
+
+        ax = new_axes(ax, figsize=(4.5, 4.5))
+        r, rp = self.risk, self.risk_permuted
+        up = rp > r
+        ax.scatter(r[up], rp[up], color="C3", label="permuting x increased the risk", zorder=3)
+        ax.scatter(r[~up], rp[~up], color="C0", label="not increased", zorder=3)
+        lo = float(min(r.min(), rp.min()))
+        hi = float(max(r.max(), rp.max()))
+        pad = 0.05 * (hi - lo or 1.0)
+        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="k", lw=1, ls="--")
+        ax.set_xlabel(f"risk ({self.loss}), x as it is")
+        ax.set_ylabel(f"risk ({self.loss}), x permuted")
+        cond = f" | {', '.join(self.z)}" if self.z else ""
+        ax.set_title(f"PPI: {_set_label(self.x)} ~ {self.y}{cond}  (p = "
+                     f"{format_pvalue(self.pvalue, 3)})")
+        ax.legend(loc="best", fontsize=8)
+        return ax

@@ -1,46 +1,81 @@
 """The single table of CI tests: names, what they take, what they mean."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .. import _validation as v
 from .base import CITest
-from .contingency import ContingencyTest, PermutationTest
+from .contingency import ContingencyTest
+from .exact import ExactOracle
 from .gaussian import FisherZ
 from .oracle import DSeparationOracle
+from .ppi import PPITest
 
 __all__ = ["TESTS", "make_test", "tests_table"]
 
 
 @dataclass(frozen=True)
 class TestSpec:
-    """A registered test: its factory, fixed settings and accepted arguments."""
+    """A registered test: its factory, fixed settings, accepted arguments and their defaults
+    where the registry sets its own."""
 
     factory: type
     fixed: dict
     accepts: tuple
     data: str
     description: str
+    defaults: dict = field(default_factory=dict)
+
+
+_CALIBRATED = ("calibration", "B", "seed", "match", "min_per_cell")
+_PERMUTED = ("B", "seed", "min_per_cell")
+_SEMIPARAMETRIC = ("B", "seed", "match", "min_per_cell")
+_PPI = ("model", "B", "test_size", "task", "seed", "device", "n_jobs", "parallel",
+        "model_params")
+
+
+def _contingency(statistic, df="bnlearn", calibration="asymptotic"):
+    return {"statistic": statistic, "df": df, "calibration": calibration}
 
 
 TESTS = MappingProxyType({
-    "g2": TestSpec(ContingencyTest, {"statistic": "g2", "df": "bnlearn"}, ("min_per_cell",),
-                   "discrete", "G2 likelihood-ratio (mutual information) test, bnlearn df (default)"),
-    "g2-adf": TestSpec(ContingencyTest, {"statistic": "g2", "df": "adjusted"}, ("min_per_cell",),
-                       "discrete", "G2 test with df adjusted for empty rows/columns per stratum"),
-    "x2": TestSpec(ContingencyTest, {"statistic": "x2", "df": "bnlearn"}, ("min_per_cell",),
-                   "discrete", "Pearson X2 test, bnlearn df"),
-    "x2-adf": TestSpec(ContingencyTest, {"statistic": "x2", "df": "adjusted"}, ("min_per_cell",),
-                       "discrete", "Pearson X2 test with adjusted df"),
-    "mc-g2": TestSpec(PermutationTest, {"statistic": "g2"}, ("B", "seed"),
-                      "discrete", "Monte Carlo permutation G2 test (B permutations within strata)"),
-    "mc-x2": TestSpec(PermutationTest, {"statistic": "x2"}, ("B", "seed"),
-                      "discrete", "Monte Carlo permutation X2 test"),
+    "g2": TestSpec(ContingencyTest, {"statistic": "g2", "df": "bnlearn"}, _CALIBRATED,
+                   "discrete", "G2 likelihood-ratio (mutual information) test, bnlearn df; "
+                   "asymptotic, semiparametric where the table is too sparse (default)",
+                   {"calibration": "auto"}),
+    "g2-adf": TestSpec(ContingencyTest, _contingency("g2", "adjusted", "asymptotic"),
+                       ("min_per_cell",), "discrete",
+                       "G2 test with df adjusted for empty rows/columns per stratum; skipped "
+                       "(independence) below 5 rows per cell, as bnlearn's mi-adf",
+                       {"min_per_cell": 5}),
+    "x2": TestSpec(ContingencyTest, {"statistic": "x2", "df": "bnlearn"}, _CALIBRATED,
+                   "discrete", "Pearson X2 test, bnlearn df; asymptotic, semiparametric where "
+                   "sparse", {"calibration": "auto"}),
+    "x2-adf": TestSpec(ContingencyTest, _contingency("x2", "adjusted", "asymptotic"),
+                       ("min_per_cell",), "discrete",
+                       "Pearson X2 test with adjusted df; skipped below 5 rows per cell",
+                       {"min_per_cell": 5}),
+    "sp-g2": TestSpec(ContingencyTest, _contingency("g2", calibration="semiparametric"),
+                      _SEMIPARAMETRIC, "discrete",
+                      "semiparametric G2 test: chi-square fitted to the mean and variance of "
+                      "B = 100 permuted statistics (match='mean': bnlearn's sp-mi)"),
+    "sp-x2": TestSpec(ContingencyTest, _contingency("x2", calibration="semiparametric"),
+                      _SEMIPARAMETRIC, "discrete",
+                      "semiparametric X2 test (match='mean': bnlearn's sp-x2)"),
+    "mc-g2": TestSpec(ContingencyTest, _contingency("g2", calibration="permutation"),
+                      _PERMUTED, "discrete",
+                      "Monte Carlo permutation G2 test (B = 5000 permutations within strata)"),
+    "mc-x2": TestSpec(ContingencyTest, _contingency("x2", calibration="permutation"),
+                      _PERMUTED, "discrete", "Monte Carlo permutation X2 test"),
     "fisher_z": TestSpec(FisherZ, {}, (), "continuous",
                          "Fisher's z test of zero partial correlation (Gaussian data)"),
+    "ppi": TestSpec(PPITest, {}, _PPI, "mixed",
+                    "predictive permutation independence test (model-based; Hassan et al.)"),
     "oracle": TestSpec(DSeparationOracle, {}, ("dag",), "none",
                        "d-separation oracle in a known DAG (exact-correctness checks)"),
+    "exact": TestSpec(ExactOracle, {}, ("table", "names", "tol"), "none",
+                      "exact conditional mutual information of a joint probability table"),
 })
 
 
@@ -48,20 +83,14 @@ def tests_table():
     """The registry as a DataFrame (one row per test)."""
     import pandas as pd
 
+    def arguments(spec):
+        return ", ".join(f"{a}={spec.defaults[a]!r}" if a in spec.defaults else a
+                         for a in spec.accepts) or "-"
+
     return pd.DataFrame(
-        [(name, s.data, ", ".join(s.accepts) or "-", s.description) for name, s in TESTS.items()],
+        [(name, s.data, arguments(s), s.description) for name, s in TESTS.items()],
         columns=["test", "data", "arguments", "description"],
     ).set_index("test")
-
-
-def _check_args(name: str, args: dict) -> dict:
-    if "B" in args:
-        v.check_int("B", args["B"], low=1)
-    if "seed" in args and args["seed"] is not None:
-        v.check_int("seed", args["seed"], low=0)
-    if args.get("min_per_cell") is not None:
-        v.check_number("min_per_cell", args["min_per_cell"], low=0)
-    return args
 
 
 class UnknownTestArguments(TypeError):
@@ -75,7 +104,9 @@ class UnknownTestArguments(TypeError):
 
 
 def make_test(test, data=None, **args) -> CITest:
-    """A CITest from a registered name (with its arguments) or a CITest object."""
+    """A CITest from a registered name (with its arguments) or a CITest object. The test
+    checks its own arguments; an oracle takes its graph or table from ``data`` when it is
+    a BayesianNetwork (or, for "exact", an :class:`ExactOracle`) and none is given."""
     if isinstance(test, CITest):
         if args:
             raise TypeError(f"arguments {sorted(args)} cannot be given with a test object")
@@ -89,6 +120,16 @@ def make_test(test, data=None, **args) -> CITest:
         from ..bn import BayesianNetwork
 
         if not isinstance(data, BayesianNetwork):
-            raise ValueError("test 'oracle' needs dag= (a BayesianNetwork or node -> parents mapping)")
+            raise ValueError("test 'oracle' needs dag= (a BayesianNetwork or node -> parents "
+                             "mapping)")
         args = {"dag": data}
-    return spec.factory(**spec.fixed, **_check_args(test, args))
+    if test == "exact" and "table" not in args:
+        from ..bn import BayesianNetwork
+
+        if isinstance(data, ExactOracle) and not args:
+            return data
+        if isinstance(data, BayesianNetwork):
+            return ExactOracle.from_network(data, **args)
+        raise ValueError("test 'exact' needs table= (a joint probability table), or an "
+                         "ExactOracle or a BayesianNetwork as the data")
+    return spec.factory(**spec.fixed, **{**spec.defaults, **args})

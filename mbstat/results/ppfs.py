@@ -1,4 +1,5 @@
-"""Results of the PPI test and of PPFS (Hassan et al.): frozen, printable, plottable."""
+"""Results of PPFS (Hassan et al.): frozen, printable, plottable (the PPI test's result,
+:class:`~mbstat.ci.ppi.PPIResult`, lives with the test and is importable here too)."""
 from __future__ import annotations
 
 import math
@@ -7,107 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..ci.base import CIResult, _set_label, format_pvalue
+from ..ci.base import format_pvalue
+from ..ci.ppi import PPIResult  # noqa: F401 (its home is mbstat.ci.ppi; importable here too)
 from .base import SIGNIF_LEGEND, SelectionResult, Summary, bh_adjust, plural, stars
 
 __all__ = ["PPIResult", "PPFSResult"]
-
-_LOSSES = {"classification": "log-loss", "regression": "squared error"}
-
-
-@dataclass(frozen=True, eq=False)
-class PPIResult(CIResult):
-    """A predictive permutation independence (PPI) test, as a :class:`~mbstat.ci.CIResult`.
-
-    ``statistic`` is the Wilcoxon signed-rank statistic V (sum of the ranks of
-    the splits where permuting x increased the risk), ``pvalue`` its one-sided
-    p-value, ``mi`` the mean risk increase (nats for the log-loss).
-
-    Extra attributes
-    ----------------
-    risk, risk_permuted : ndarray (B,)
-        Mean test loss of each split with x as it is and with x permuted
-        (read-only; Eqs. 2-3 of the paper).
-    model, task, device : str
-        The model, "classification" or "regression", and the device that ran
-        the fits ("cpu", "cuda:0", ...).
-    B : int
-        Number of random train/test splits.
-    test_size : float
-    """
-
-    risk: np.ndarray = field(default=None, repr=False)
-    risk_permuted: np.ndarray = field(default=None, repr=False)
-    model: str = ""
-    task: str = ""
-    device: str = ""
-    B: int = 0
-    test_size: float = field(default=0.2, repr=False)
-
-    def __post_init__(self):
-        for name in ("risk", "risk_permuted"):
-            arr = np.array(getattr(self, name), dtype=float)
-            arr.flags.writeable = False
-            object.__setattr__(self, name, arr)
-
-    @property
-    def risk_increase(self) -> np.ndarray:
-        """Per-split increase of the risk when x is permuted."""
-        return self.risk_permuted - self.risk
-
-    @property
-    def loss(self) -> str:
-        """The per-sample loss: "log-loss" or "squared error"."""
-        return _LOSSES.get(self.task, "loss")
-
-    def __str__(self) -> str:
-        cond = f" | {' + '.join(self.z)}" if self.z else ""
-        p = format_pvalue(self.pvalue)
-        p = f"p-value {p}" if p.startswith("<") else f"p-value = {p}"
-        estimates = pd.DataFrame(
-            {"risk": [self.risk.mean()], "permuted": [self.risk_permuted.mean()],
-             "increase": [self.risk_increase.mean()]}
-        ).to_string(index=False, float_format=lambda v: f"{v:.6g}")
-        lines = [
-            "",
-            f"\t{self.method or 'Predictive permutation independence test'}",
-            "",
-            f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
-            f"{self.statistic_name} = {self.statistic:.6g}, {p}",
-            "alternative hypothesis: permuting x increases the risk "
-            "(true location shift is greater than 0)",
-            f"model: {self.model} on {self.device}; {plural(self.B, 'split')}, test size "
-            f"{self.test_size:g}; {self.loss}",
-            "sample estimates (mean over splits):",
-            estimates,
-        ]
-        return "\n".join(lines) + "\n"
-
-    def plot(self, ax=None):
-        """Paired risks of the splits: original (x axis) vs permuted (y axis).
-
-        Points above the diagonal are splits where permuting x hurt the
-        model. Returns the matplotlib Axes.
-        """
-        from ..plotting import new_axes
-
-        ax = new_axes(ax, figsize=(4.5, 4.5))
-        r, rp = self.risk, self.risk_permuted
-        up = rp > r
-        ax.scatter(r[up], rp[up], color="C3", label="permuting x increased the risk", zorder=3)
-        ax.scatter(r[~up], rp[~up], color="C0", label="not increased", zorder=3)
-        lo = float(min(r.min(), rp.min()))
-        hi = float(max(r.max(), rp.max()))
-        pad = 0.05 * (hi - lo or 1.0)
-        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="k", lw=1, ls="--")
-        ax.set_xlabel(f"risk ({self.loss}), x as it is")
-        ax.set_ylabel(f"risk ({self.loss}), x permuted")
-        cond = f" | {', '.join(self.z)}" if self.z else ""
-        ax.set_title(f"PPI: {_set_label(self.x)} ~ {self.y}{cond}  (p = "
-                     f"{format_pvalue(self.pvalue, 3)})")
-        ax.legend(loc="best", fontsize=8)
-        return ax
-
 
 @dataclass(frozen=True, repr=False, eq=False)
 class PPFSResult(SelectionResult):
