@@ -54,6 +54,9 @@ class Ledger:
         ``strength`` (default ``-log p``) orders the tests; ``criterion`` is the learner's
         own decision quantity shown beside the test (IAMB-IP's score, for one).
         """
+        if result is None:  # kept by a rule, not a test (a whitelist): nothing replaces it
+            self._entries[feature] = Decision("keep", phase, None, -np.inf, float(criterion))
+            return
         s = _strength(result) if strength is None else float(strength)
         prev = self._entries.get(feature)
         if prev is None or prev.decision != "keep" or s < prev.strength:

@@ -66,6 +66,16 @@ class _Search:
     n_drawn: int = 0  # RGS: distinct subsets drawn, and of them declined by the power rule
     n_declined: int = 0
     notes: list = field(default_factory=list)  # what the user should know about the run
+    fixed: tuple = ()  # whitelisted members: in S from the start, never removed
+    max_sx: int | None = None  # the largest conditioning set a test may use
+
+    def room(self) -> int | None:
+        """How many variables may still join S under ``max_sx`` (None: no cap). Growth
+        tests condition on S and the shrink on S minus one member, so S may grow to
+        ``max_sx + 1`` members, and only while it has at most ``max_sx``."""
+        if self.max_sx is None:
+            return None
+        return self.max_sx + 1 - len(self.blanket) if len(self.blanket) <= self.max_sx else 0
 
     def remaining(self) -> list:
         """Candidates outside S that can carry information (constant columns cannot)."""
@@ -141,7 +151,7 @@ class _Search:
     def shrink(self) -> None:
         """Algorithm 1, lines 8-11: remove single members independent given the rest."""
         _backward(self.tester, self.target, self.blanket, self.trace, phase=_PHASE_SHRINK,
-                  ledger=self.ledger)
+                  ledger=self.ledger, fixed=self.fixed)
 
     def exclude_rest(self, complete: bool) -> None:
         """The evidence of the candidates the growth left out: each one's own test given the
@@ -154,7 +164,9 @@ class _Search:
             res = self.singles.get(x)
             if res is None or set(res.z) != given:
                 self.ledger.exclude(x, None, "grow: not tested alone given the final set"
-                                    if complete else "stopped: time budget or interrupt")
+                                    if complete and self.room() != 0 else
+                                    f"not tested: max_sx = {self.max_sx} reached" if complete
+                                    else "stopped: time budget or interrupt")
             elif res.independent or math.isnan(res.pvalue):
                 self.ledger.exclude(x, res, _PHASE_GROW)
             else:
@@ -175,7 +187,9 @@ def _grow_exhaustive(s: _Search, m: int) -> None:
         remaining = s.remaining()
         pos = np.array(ds.indices(remaining), dtype=np.intp)
         added = False
-        for size in range(1, min(m, len(remaining)) + 1):
+        room = s.room()
+        for size in range(1, min(m, len(remaining), len(remaining) if room is None else room)
+                          + 1):
             combos = np.array(list(itertools.combinations(range(len(remaining)), size)),
                               dtype=np.intp).reshape(-1, size)
             tested, batch = s.ask(pos[combos])
@@ -202,16 +216,16 @@ def _gs_m_search(s: _Search, m: int) -> None:
     s.shrink()
 
 
-def _check_gs(m=1, min_per_cell=1.0, progress=False) -> dict:
+def _check_gs(m=1, min_per_cell=1.0, progress=False, start=None) -> dict:
     """GS^(m)'s own arguments."""
     return {"m": check_int("m", m, low=1),
             "min_per_cell": check_number("min_per_cell", min_per_cell, low=0.0,
                                          allow_none=True),
-            "progress": progress}
+            "progress": progress, "start": start}
 
 
-def _gs_search(run: Run, m, min_per_cell, progress) -> Found:
-    s = _start(run, m, min_per_cell, progress)
+def _gs_search(run: Run, m, min_per_cell, progress, start) -> Found:
+    s = _start(run, m, min_per_cell, progress, start)
     _gs_m_search(s, m)
     return _finish(s, complete=True)
 
@@ -221,8 +235,9 @@ GS_M = Learner("gs_m", "ci", "grow-shrink with margin m = {m} (GS^({m}))", searc
 
 
 @GS_M.front_end
-def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=None,
-         candidates=None, discretize=None, na="raise", progress=False, **test_args) -> MBResult:
+def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, start=None,
+         backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
+         discretize=None, na="raise", progress=False, **test_args) -> MBResult:
     """Grow-Shrink with margin m: GS^(m) (Margaritis 2009, Algorithm 1).
 
     Growth examines every subset Y of the variables outside S with
@@ -258,6 +273,14 @@ def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, backend=
     backend : {"auto", "cpu", "gpu"}, optional
     candidates : list, optional
         Restrict the search to these features (default: all but the target).
+    start, whitelist, blacklist : list, optional
+        As in :func:`mbstat.iamb`: S starts from ``start`` and the whitelist;
+        whitelisted members are never removed, blacklisted features never
+        examined.
+    max_sx : int, optional
+        The largest conditioning set of any test (bnlearn's ``max.sx``): S
+        grows only while it has at most ``max_sx`` members, by subsets that
+        leave it at most ``max_sx + 1`` (the shrink conditions on the rest).
     discretize : int, optional
         Bin continuous columns into this many equal-frequency bins.
     progress : bool
@@ -390,12 +413,13 @@ def _grow_random(s: _Search, m: int, k: int, rng, deadline) -> bool:
         if _expired(deadline):
             return False
         remaining = s.remaining()
-        if not remaining:
+        room = s.room()
+        if not remaining or room == 0:
             return True
         pos = np.append(np.array(ds.indices(remaining), dtype=np.intp), -1)  # [-1]: padding
         # univariate tests p(X, Y_i | S) give the weights of the random selection
         tested_uni, uni = s.ask(pos[:-1, None])
-        wanted = min(m, len(remaining))
+        wanted = min(m, len(remaining), len(remaining) if room is None else room)
         top = s.largest_testable(pos[:-1], wanted)
         if first and top < wanted:
             s.notes.append(f"Note: subsets of at most {top} variables were drawn (m = {m}): "
@@ -491,7 +515,7 @@ def _shrink_selected(s: _Search) -> None:
     if s.blanket and max(among.values(), default=1) > 1:
         s.notes.append(f"Criterion (shrink): {rule.criterion}.")
     _backward(s.tester, s.target, s.blanket, s.trace, rule, phase=_PHASE_SHRINK,
-              ledger=s.ledger)
+              ledger=s.ledger, fixed=s.fixed)
 
 
 def _report_declined(s: _Search) -> None:
@@ -522,16 +546,16 @@ def _rgs_search(s: _Search, m: int, k: int, rng, deadline) -> bool:
 
 
 def _check_rgs(m=1, k=1000, seed=None, time_budget=None, min_per_cell=1.0,
-               progress=False) -> dict:
+               progress=False, start=None) -> dict:
     """RGS^(m,k)'s own arguments."""
-    return {**_check_gs(m, min_per_cell, progress), "k": check_int("k", k, low=1),
+    return {**_check_gs(m, min_per_cell, progress, start), "k": check_int("k", k, low=1),
             "seed": seed, "time_budget": check_number("time_budget", time_budget, low=0.0,
                                                       allow_none=True)}
 
 
-def _rgs_run(run: Run, m, k, seed, time_budget, min_per_cell, progress) -> Found:
+def _rgs_run(run: Run, m, k, seed, time_budget, min_per_cell, progress, start) -> Found:
     rng = check_seed(seed)
-    s = _start(run, m, min_per_cell, progress)
+    s = _start(run, m, min_per_cell, progress, start)
     deadline = None if time_budget is None else run.start + time_budget
     found = _finish(s, complete=_rgs_search(s, m, k, rng, deadline))
     found.params["seed"] = seed if seed is None or isinstance(seed, int) else "Generator"
@@ -544,8 +568,9 @@ RGS = Learner("rgs", "ci", "randomized anytime grow-shrink (RGS^({m},{k}))", sea
 
 @RGS.front_end
 def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha=0.05, *,
-        min_per_cell=1.0, backend=None, candidates=None, discretize=None, na="raise",
-        progress=False, **test_args) -> MBResult:
+        min_per_cell=1.0, start=None, backend=None, candidates=None, whitelist=None,
+        blacklist=None, max_sx=None, discretize=None, na="raise", progress=False,
+        **test_args) -> MBResult:
     """Randomized anytime Grow-Shrink: RGS^(m,k) (Margaritis 2009, Algorithm 2).
 
     Each growth round tests every variable outside S against the target
@@ -590,8 +615,10 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha
 
 
 # --------------------------------------------------------------------------- shared
-def _start(run: Run, m: int, min_per_cell, progress) -> _Search:
-    """Check m against the candidates and the test, and build the empty search state."""
+def _start(run: Run, m: int, min_per_cell, progress, start=None) -> _Search:
+    """Check m against the candidates and the test, and build the search state (S starts
+    from ``start`` and the whitelist)."""
+    start = start or ()
     tester, cands = run.tester, run.candidates
     if m > len(cands):
         raise ValueError(f"m must be <= the number of candidates ({len(cands)}); got {m}")
@@ -599,8 +626,10 @@ def _start(run: Run, m: int, min_per_cell, progress) -> _Search:
         raise ValueError(f"test {tester.test_name!r} cannot test sets of variables; "
                          "use m = 1 or a discrete test such as 'g2'")
     return _Search(tester=tester, target=run.target, candidates=cands,
-                   min_per_cell=min_per_cell, blanket=[], trace=_Trace(tester, run.start),
-                   start=run.start, ledger=run.ledger,
+                   min_per_cell=min_per_cell, blanket=list(dict.fromkeys([*start,
+                                                                          *run.whitelist])),
+                   trace=_Trace(tester, run.start), start=run.start, ledger=run.ledger,
+                   fixed=run.whitelist, max_sx=run.max_sx,
                    bar=progress_bar(progress, desc=f"growing the blanket of {run.target}",
                                     unit=" subsets"))
 

@@ -45,13 +45,20 @@ def _decide(ledger, rule, features, results, dependent, keys, phase, keep) -> No
 
 
 def _forward_step(tester, target, blanket, candidates, trace, rule=significance, phase="grow",
-                  ledger=None):
+                  ledger=None, max_sx=None):
     """Add the most dependent remaining candidate if it is dependent; True if added.
 
     When none is dependent, every remaining candidate is excluded by this last test.
+    With ``max_sx``, the growth stops once the blanket has more than ``max_sx`` members
+    (as bnlearn's ``max.sx``): no test conditions on more variables.
     """
     remaining = [c for c in candidates if c not in blanket]
     if not remaining:
+        return False
+    if max_sx is not None and len(blanket) > max_sx:
+        for x in remaining if ledger is not None else ():
+            if x not in ledger:
+                ledger.exclude(x, None, f"not tested: max_sx = {max_sx} reached")
         return False
     batch = tester.test_many(remaining, target, blanket, phase=phase)
     dependent, keys = rule(remaining, batch)
@@ -66,14 +73,16 @@ def _forward_step(tester, target, blanket, candidates, trace, rule=significance,
     return True
 
 
-def _backward(tester, target, blanket, trace, rule=significance, phase="shrink", ledger=None):
+def _backward(tester, target, blanket, trace, rule=significance, phase="shrink", ledger=None,
+              fixed=()):
     """Remove the least dependent member while the rule finds it independent given the rest.
 
     Each pass keeps (in ``ledger``) the members the rule finds dependent given the rest.
+    Members in ``fixed`` (a whitelist) are never removed (nor tested).
     """
     changed = False
-    while blanket:
-        members = list(blanket)
+    while any(b not in fixed for b in blanket):
+        members = [b for b in blanket if b not in fixed]
         results = [tester.test(x, target, [b for b in blanket if b != x], phase=phase)
                    for x in members]
         dependent, keys = rule(members, _stack(results))
@@ -81,36 +90,38 @@ def _backward(tester, target, blanket, trace, rule=significance, phase="shrink",
         worst = int(np.lexsort(tuple(-k for k in keys))[0])
         if dependent[worst]:
             break
-        trace.append((phase, "remove", blanket[worst], results[worst]))
+        trace.append((phase, "remove", members[worst], results[worst]))
         if ledger is not None:
             ledger.exclude(members[worst], results[worst], phase,
                            criterion=-keys[-1][worst] if getattr(rule, "criterion", None)
                            else np.nan)
-        del blanket[worst]
+        blanket.remove(members[worst])
         changed = True
     return changed
 
 
 def search(tester, target, candidates, method="iamb", rule=significance, trace=None,
-           phases=("grow", "shrink"), ledger=None) -> list:
+           phases=("grow", "shrink"), ledger=None, start=(), fixed=(), max_sx=None) -> list:
     """Run IAMB (``method="iamb"``) or Inter-IAMB on a tester; return the blanket.
 
     The loops every IAMB-family learner shares (IAMB-IP passes its own
     ``rule``; MBOR calls this as its CorrectMB on one shared tester). ``ledger``
     (an :class:`~mbstat.algorithms._evidence.Ledger`) records the deciding tests.
+    The blanket starts from ``start`` and ``fixed`` (a whitelist, never removed), as
+    bnlearn's ``ia.markov.blanket``; ``max_sx`` caps the conditioning sets.
     """
-    blanket = []
+    blanket = list(dict.fromkeys([*start, *fixed]))
     trace = [] if trace is None else trace
     grow, shrink = phases
-    step = (tester, target, blanket, candidates, trace, rule, grow, ledger)
+    step = (tester, target, blanket, candidates, trace, rule, grow, ledger, max_sx)
     if method == "iamb":
         while _forward_step(*step):
             pass
-        _backward(tester, target, blanket, trace, rule, shrink, ledger)
+        _backward(tester, target, blanket, trace, rule, shrink, ledger, fixed)
     else:
-        seen = {frozenset()}
+        seen = {frozenset(blanket)}
         while _forward_step(*step):
-            _backward(tester, target, blanket, trace, rule, shrink, ledger)
+            _backward(tester, target, blanket, trace, rule, shrink, ledger, fixed)
             state = frozenset(blanket)
             if state in seen:
                 _exclude_rest(tester, target, blanket, candidates, grow, ledger)
@@ -133,20 +144,24 @@ def _exclude_rest(tester, target, blanket, candidates, phase, ledger) -> None:
                 ledger.exclude(x, result, "stopped: state repeated")
 
 
-def _iamb_search(run: Run, method: str = "iamb") -> Found:
-    return Found(search(run.tester, run.target, run.candidates, method, trace=run.trace,
-                        ledger=run.ledger))
+def run_search(run: Run, method: str = "iamb", rule=significance, start=None) -> list:
+    """:func:`search` with the run's tester, candidates, evidence, whitelist and cap."""
+    return search(run.tester, run.target, run.candidates, method, rule, trace=run.trace,
+                  ledger=run.ledger, start=start or (), fixed=run.whitelist,
+                  max_sx=run.max_sx)
 
 
 IAMB = Learner("iamb", "ci", "incremental association (IAMB)",
-               search=lambda run: _iamb_search(run, "iamb"))
+               search=lambda run, start: Found(run_search(run, "iamb", start=start)))
 INTER_IAMB = Learner("inter_iamb", "ci", "interleaved incremental association (Inter-IAMB)",
-                     search=lambda run: _iamb_search(run, "inter_iamb"))
+                     search=lambda run, start: Found(run_search(run, "inter_iamb",
+                                                                start=start)))
 
 
 @IAMB.front_end
-def iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
-         discretize=None, na="raise", **test_args) -> MBResult:
+def iamb(data, target, test="g2", alpha=0.05, *, start=None, backend=None, candidates=None,
+         whitelist=None, blacklist=None, max_sx=None, discretize=None, na="raise",
+         **test_args) -> MBResult:
     """Incremental Association Markov Blanket (IAMB).
 
     Forward phase: repeatedly test every remaining candidate against the
@@ -166,8 +181,19 @@ def iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
     alpha : float
         Significance level.
     backend : {"auto", "cpu", "gpu"}, optional
+    start : list, optional
+        The blanket the search starts from (bnlearn's ``start``); its members
+        can be removed.
     candidates : list, optional
         Restrict the search to these features (default: all but the target).
+    whitelist, blacklist : list, optional
+        Hard priors, as bnlearn's ``learn.mb``: whitelisted features are in the
+        blanket from the start and never removed; blacklisted ones are never
+        candidates (nor conditioned on). The target may be in neither, and no
+        feature in both.
+    max_sx : int, optional
+        The largest conditioning set a test may use (bnlearn's ``max.sx``):
+        the growth stops once the blanket has more than ``max_sx`` members.
     discretize : int, optional
         Bin continuous columns into this many equal-frequency bins.
     **test_args
@@ -183,8 +209,9 @@ def iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
 
 
 @INTER_IAMB.front_end
-def inter_iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
-               discretize=None, na="raise", **test_args) -> MBResult:
+def inter_iamb(data, target, test="g2", alpha=0.05, *, start=None, backend=None,
+               candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None,
+               na="raise", **test_args) -> MBResult:
     """Interleaved IAMB: a backward pass after every addition.
 
     Same arguments as :func:`iamb`. The search stops when an addition is

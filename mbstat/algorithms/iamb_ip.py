@@ -11,7 +11,7 @@ from .._frozen import FrozenMapping
 from .._validation import check_choice, check_number
 from ..ci import chi2_logsf
 from ..results import MBResult
-from .iamb import search
+from .iamb import run_search
 from .learners import Found, Learner, Run
 
 __all__ = ["iamb_ip"]
@@ -19,7 +19,8 @@ __all__ = ["iamb_ip"]
 SCALES = ("mi", "significance")
 
 
-def _check_args(prior=None, threshold=0.02, alpha_d=math.log(99), scale="mi") -> dict:
+def _check_args(prior=None, threshold=0.02, alpha_d=math.log(99), scale="mi",
+                start=None) -> dict:
     """IAMB-IP's own arguments, checked before the data is read (the prior is checked
     against the candidates by the search)."""
     threshold = check_number("threshold", threshold, low=0.0, closed="neither")
@@ -29,10 +30,11 @@ def _check_args(prior=None, threshold=0.02, alpha_d=math.log(99), scale="mi") ->
     if not math.isfinite(alpha_d):
         raise ValueError(f"alpha_d must be finite; got {alpha_d!r}")
     check_choice("scale", scale, SCALES)
-    return {"prior": prior, "threshold": threshold, "alpha_d": alpha_d, "scale": scale}
+    return {"prior": prior, "threshold": threshold, "alpha_d": alpha_d, "scale": scale,
+            "start": start}
 
 
-def _search(run: Run, prior, threshold, alpha_d, scale) -> Found:
+def _search(run: Run, prior, threshold, alpha_d, scale, start) -> Found:
     """IAMB's loops with the decision rule of Eq. 24 on the chosen scale."""
     tester = run.tester
     weights = _check_prior(prior, tester.dataset, run.target, run.candidates)
@@ -40,8 +42,7 @@ def _search(run: Run, prior, threshold, alpha_d, scale) -> Found:
         rule = mi_rule(weights, threshold, alpha_d, tester.n)
     else:
         rule = significance_rule(weights, alpha_d, tester.alpha)
-    blanket = search(tester, run.target, run.candidates, "iamb", rule=rule, trace=run.trace,
-                     ledger=run.ledger)
+    blanket = run_search(run, "iamb", rule, start)
     notes = ()
     if rule.criterion is not None:
         notes = (f"Criterion: {rule.criterion}.",)
@@ -54,7 +55,8 @@ IAMB_IP = Learner("iamb_ip", "ci", "IAMB with informative priors (IAMB-IP), {sca
 
 @IAMB_IP.front_end
 def iamb_ip(data, target, prior=None, threshold=0.02, alpha_d=math.log(99), *, scale="mi",
-            test="g2", alpha=0.05, backend=None, candidates=None, discretize=None, na="raise",
+            test="g2", alpha=0.05, start=None, backend=None, candidates=None, whitelist=None,
+            blacklist=None, max_sx=None, discretize=None, na="raise",
             **test_args) -> MBResult:
     """IAMB with a factored Bernoulli prior over the features (IAMB-IP).
 
@@ -103,7 +105,7 @@ def iamb_ip(data, target, prior=None, threshold=0.02, alpha_d=math.log(99), *, s
     alpha : float
         Level of the test on the significance scale; on both scales the level
         of the p-value table of the result.
-    backend, candidates, discretize, na, **test_args
+    start, backend, candidates, whitelist, blacklist, max_sx, discretize, na, **test_args
         As in :func:`mbstat.iamb`.
 
     Returns

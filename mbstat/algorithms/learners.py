@@ -30,7 +30,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from .._validation import check_alpha
+from .._validation import check_alpha, check_int
 from ..results import MBResult, format_call, make_trace
 from ._common import prepare
 from ._evidence import Ledger
@@ -38,7 +38,8 @@ from ._evidence import Ledger
 __all__ = ["Learner", "LEARNERS", "Run", "Found", "learn", "learners_table", "resolve_target"]
 
 #: Arguments every CI-test learner takes, besides data and target.
-CI_ARGUMENTS = ("test", "alpha", "backend", "candidates", "discretize", "na")
+CI_ARGUMENTS = ("test", "alpha", "backend", "candidates", "whitelist", "blacklist", "max_sx",
+                "discretize", "na")
 KINDS = {"ci": "CI-test learner", "model": "model-based", "ranking": "ranking"}
 
 _REGISTRY: dict = {}
@@ -119,6 +120,8 @@ class Run:
     start: float
     ledger: Ledger = field(default_factory=Ledger)
     trace: list = field(default_factory=list)
+    whitelist: tuple = ()  # always in the blanket (searches keep them in S, never remove them)
+    max_sx: int | None = None  # the largest conditioning set a test may use
 
 
 @dataclass
@@ -196,16 +199,26 @@ def learn(row: Learner, args: dict, declared=None):
     data, target = resolve_target(args.pop("data"), args.pop("target"))
     if row.kind != "ci":
         return declared(data, target, **args)
-    common = {k: args.pop(k) for k in CI_ARGUMENTS}
+    common = {k: args.pop(k, None) for k in CI_ARGUMENTS}
     test_args = args.pop("test_args", None) or {}
     own = row.check(**args) if row.check is not None else args
     alpha = check_alpha(common["alpha"])
+    common["na"] = common["na"] or "raise"
     start = time.perf_counter()
     tester, target, cands = prepare(data, target, test=common["test"], alpha=alpha,
                                     backend=common["backend"], discretize=common["discretize"],
                                     na=common["na"], test_args=test_args,
                                     candidates=common["candidates"])
-    run = Run(tester, target, cands, start)
+    whitelist, blacklist = _hard_priors(tester.dataset, target, cands, common)
+    cands = [c for c in cands if c not in blacklist]
+    max_sx = check_int("max_sx", common["max_sx"], low=0, allow_none=True)
+    if own.get("start") is not None:
+        own["start"] = _names(tester.dataset, own["start"], "start", target, cands)
+    begin = set(own.get("start") or ()) | set(whitelist)
+    if max_sx is not None and len(begin) > max_sx + 1:
+        raise ValueError(f"max_sx = {max_sx} is smaller than the start and whitelist allow: "
+                         f"{len(begin)} members need max_sx >= {len(begin) - 1}")
+    run = Run(tester, target, cands, start, whitelist=whitelist, max_sx=max_sx)
     if _constant(tester.dataset, target):
         message = (f"target {target!r} is constant: its Markov blanket is empty (no test "
                    "was made)")
@@ -213,12 +226,19 @@ def learn(row: Learner, args: dict, declared=None):
         found, note = Found([], notes=(f"Note: {message}.",)), "constant target"
     else:
         found, note = row.search(run, **own), "not tested"
+        _honour_hard_priors(run, found, blacklist)
+    tests = tester.log
+    _check_max_sx(tests, max_sx)
     elapsed = time.perf_counter() - start
     shown = {k: v for k, v in {**own, **found.params}.items()
              if k != "progress" and _shown(v)}
+    priors = {"whitelist": list(whitelist) or None, "blacklist": list(blacklist) or None,
+              "max_sx": max_sx}
     call = format_call(row.name, data, target=target, **shown, test=tester.test_name,
-                       alpha=alpha, candidates=None if common["candidates"] is None else cands)
-    params = {"test": tester.test_name, "alpha": alpha, **own, **test_args, **found.params}
+                       alpha=alpha, candidates=None if common["candidates"] is None else cands,
+                       **priors)
+    params = {"test": tester.test_name, "alpha": alpha, **own, **test_args, **found.params,
+              **{k: v for k, v in priors.items() if v is not None}}
     params.pop("progress", None)
     return MBResult(
         method=row.name,
@@ -234,10 +254,10 @@ def learn(row: Learner, args: dict, declared=None):
         backend=tester.backend.name,
         device=tester.backend.device,
         complete=found.complete,
-        tests=tester.log,
+        tests=tests,
         test=tester.test_name,
         alpha=alpha,
-        evidence=run.ledger.frame(found.blanket, cands, note=note),
+        evidence=run.ledger.frame(found.blanket, [*cands, *blacklist], note=note),
         trace=make_trace(run.trace if found.trace is None else found.trace),
         parents_children=None if found.parents_children is None else tuple(found.parents_children),
         spouses=None if found.spouses is None else tuple(found.spouses),
@@ -245,6 +265,57 @@ def learn(row: Learner, args: dict, declared=None):
         title=row.title.format(**{**own, **found.params}),
         notes=tuple(found.notes),
     )
+
+
+def _names(ds, variables, param: str, target: str, candidates) -> tuple:
+    """Names of ``variables`` (names or positions), each a candidate other than the target."""
+    if isinstance(variables, (str, int, np.integer)):
+        variables = [variables]
+    names = tuple(ds.names[j] for j in ds.indices(variables, param))
+    if target in names:
+        raise ValueError(f"{param}: the target {target!r} cannot be in it")
+    outside = [v for v in names if v not in set(candidates)]
+    if outside:
+        raise ValueError(f"{param}: {outside} are not among the candidates")
+    return names
+
+
+def _hard_priors(ds, target, candidates, common) -> tuple:
+    """The whitelist and blacklist as names, checked (bnlearn's ``learn.mb`` rules: the target
+    in neither, no variable in both)."""
+    lists = [() if common[p] is None else _names(ds, common[p], p, target, candidates)
+             for p in ("whitelist", "blacklist")]
+    both = sorted(set(lists[0]) & set(lists[1]))
+    if both:
+        raise ValueError(f"{both} are in both whitelist and blacklist")
+    return lists[0], lists[1]
+
+
+def _honour_hard_priors(run: Run, found: Found, blacklist) -> None:
+    """Whitelisted variables join the blanket (and the parents and children, as bnlearn
+    treats them as neighbours) whatever the search decided; the evidence says why."""
+    found.blanket = list(found.blanket)
+    if found.parents_children is not None:
+        found.parents_children = list(found.parents_children)
+    for x in run.whitelist:
+        if x not in found.blanket:
+            found.blanket.append(x)
+        if found.parents_children is not None and x not in found.parents_children:
+            found.parents_children.append(x)
+        run.ledger.exclude(x, None, "whitelist")  # reset, then keep by the list
+        run.ledger.keep(x, None, "whitelist")
+    for x in blacklist:
+        run.ledger.exclude(x, None, "blacklist")
+
+
+def _check_max_sx(tests: pd.DataFrame, max_sx) -> None:
+    """The searches honour ``max_sx``: no logged test conditions on more variables."""
+    if max_sx is None or not len(tests):
+        return
+    sizes = tests["z"].map(lambda z: len(z.split(", ")) if z else 0)
+    if (sizes > max_sx).any():
+        raise RuntimeError(f"internal error: a test conditioned on {int(sizes.max())} variables "
+                           f"with max_sx = {max_sx}")
 
 
 def _shown(value) -> bool:

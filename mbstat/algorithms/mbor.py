@@ -204,7 +204,8 @@ def _note_bound(phase, size, n_pool, todo, notes) -> None:
         notes.append(f"Note: {message}.")
 
 
-def _mb_to_pc(tester, target, candidates, method, max_k, ledger=None, notes=None):
+def _mb_to_pc(tester, target, candidates, method, max_k, ledger=None, notes=None,
+              max_sx=None):
     """Algorithm 4: CorrectMB, then drop X in MB separated from T by some Z in MB \\ X.
 
     Returns (PC, MB, survived): PC in the order CorrectMB added its members, and for each
@@ -213,7 +214,7 @@ def _mb_to_pc(tester, target, candidates, method, max_k, ledger=None, notes=None
     ``notes`` (a list) what the user should know (:func:`_separate`).
     """
     mb = search(tester, target, candidates, method, phases=("correct_mb", "correct_mb"),
-                ledger=ledger)
+                ledger=ledger, max_sx=max_sx)
     survived = {}
     sep = _separate(tester, target, mb, mb, max_k, "mb_to_pc", survived, notes)
     pc = [x for x in mb if x not in sep]
@@ -226,7 +227,7 @@ def _mb_to_pc(tester, target, candidates, method, max_k, ledger=None, notes=None
     return pc, mb, survived
 
 
-def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=None,
+def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=None, max_sx=None,
           notes=None):
     """Algorithm 1. Returns (PC, SP, PCS, SPS).
 
@@ -241,10 +242,11 @@ def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=No
     memo = {} if memo is None else memo
 
     def mb_to_pc_run(x, record=None):
-        key = (x, variables, method, max_k)
+        key = (x, variables, method, max_k, max_sx)
         if key not in memo or record is not None:
             cands = [v for v in variables if v != x]
-            pc_x, _, survived = _mb_to_pc(tester, x, cands, method, max_k, record, notes)
+            pc_x, _, survived = _mb_to_pc(tester, x, cands, method, max_k, record, notes,
+                                          max_sx)
             memo[key] = (pc_x, survived)
         return memo[key]
 
@@ -314,18 +316,29 @@ def _check_args(correct_mb=inter_iamb, max_k=None) -> dict:
             "max_k": check_int("max_k", max_k, low=0, allow_none=True)}
 
 
+def _capped(max_k, max_sx, room: int):
+    """``max_k`` within the conditioning cap: separating sets of at most ``max_sx - room``."""
+    if max_sx is None:
+        return max_k
+    return max_sx - room if max_k is None else min(max_k, max_sx - room)
+
+
 def _mbor_search(run: Run, correct_mb, max_k) -> Found:
+    if run.max_sx is not None and run.max_sx < 2:
+        raise ValueError(f"max_sx must be >= 2 for MBOR (SPSuperSet conditions on two "
+                         f"variables); got {run.max_sx}")
     notes = []
-    pc, sp, pcs, sps = _mbor(run.tester, run.target, run.candidates, correct_mb, max_k,
-                             run.trace, ledger=run.ledger, notes=notes)
+    pc, sp, pcs, sps = _mbor(run.tester, run.target, run.candidates, correct_mb,
+                             _capped(max_k, run.max_sx, 1), run.trace, ledger=run.ledger,
+                             notes=notes, max_sx=run.max_sx)
     return Found([*pc, *sp], parents_children=pc, spouses=sp,
                  params={"pcs": tuple(pcs), "sps": tuple(sps)}, notes=tuple(notes))
 
 
 def _mb_to_pc_search(run: Run, correct_mb, max_k) -> Found:
     notes = []
-    pc, mb, _ = _mb_to_pc(run.tester, run.target, run.candidates, correct_mb, max_k,
-                          run.ledger, notes)
+    pc, mb, _ = _mb_to_pc(run.tester, run.target, run.candidates, correct_mb,
+                          _capped(max_k, run.max_sx, 0), run.ledger, notes, run.max_sx)
     run.trace.extend(("mb_to_pc", "keep", x, None) for x in pc)
     return Found(pc, parents_children=pc, spouses=[x for x in mb if x not in pc],
                  params={"blanket": tuple(mb)}, notes=tuple(notes))
@@ -339,7 +352,8 @@ MB_TO_PC = Learner("mb_to_pc", "ci", "parents and children from a Markov blanket
 
 @MBOR.front_end
 def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
-         backend=None, candidates=None, discretize=None, na="raise", **test_args) -> MBResult:
+         backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
+         discretize=None, na="raise", **test_args) -> MBResult:
     """Markov boundary search using the OR condition (MBOR, Algorithm 1).
 
     Phase I builds a superset MBS = PCS u SPS with conditioning sets of at
@@ -370,8 +384,13 @@ def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=No
         and a note in ``result.notes`` say so. An integer searches exactly up
         to that size, whatever the cost (pyCausalFS uses 3; with the oracle,
         max_k=3 misses separating sets on dense DAG nodes).
-    backend, candidates, discretize, na, **test_args
+    backend, candidates, whitelist, blacklist, discretize, na, **test_args
         As in :func:`mbstat.iamb`.
+    max_sx : int, optional
+        The largest conditioning set of any test (bnlearn's ``max.sx``), at
+        least 2 (SPSuperSet conditions on two variables): CorrectMB's growth
+        stops there and separating sets are searched up to ``max_sx - 1``
+        variables (a spouse is tested given its separating set and a child).
 
     Returns
     -------
@@ -460,8 +479,8 @@ def sp_superset(data, target, pcs=None, dsep=None, test="g2", alpha=0.05, *, bac
 
 @MB_TO_PC.front_end
 def mb_to_pc(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
-             backend=None, candidates=None, discretize=None, na="raise",
-             **test_args) -> MBResult:
+             backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
+             discretize=None, na="raise", **test_args) -> MBResult:
     """MBtoPC (MBOR's Algorithm 4): parents and children from a Markov blanket.
 
     Runs ``correct_mb`` (Inter-IAMB by default), then removes each member X
