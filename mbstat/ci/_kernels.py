@@ -658,81 +658,129 @@ def _next_random(state):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _permuted_sums(xid, groups, group_scale, inv_row, dclogc, cnt):  # pragma: no cover
-    """Sums over the cells of c log c (G2) and of c^2 N_z / (n_x n_y) (X2) for the rows in
-    (stratum, y) order with x ids ``xid`` (one id per (stratum, x) level), group by group:
-    each row raises its cell's count c by one, adding (c+1) log(c+1) - c log c
-    (``dclogc[c]``) and (2c + 1) / n_x; then the counters are cleared."""
+def _permuted_sums(xid, which, group_first, groups, group_scale, inv_row, dclogc,
+                   cnt):  # pragma: no cover - compiled
+    """Sums over the cells of the strata ``which`` of c log c (G2) and of c^2 N_z / (n_x n_y)
+    (X2), for rows in (stratum, y) order with x ids ``xid`` (one id per (stratum, x)
+    level), group by group: each row raises its cell's count c by one, adding
+    (c+1) log(c+1) - c log c (``dclogc[c]``) and (2c + 1) / n_x; then the counters are
+    cleared."""
     g = 0.0
     x = 0.0
-    for k in range(groups.shape[0] - 1):
-        a, b = groups[k], groups[k + 1]
-        xg = 0.0
-        for i in range(a, b):
-            j = xid[i]
-            c = cnt[j]
-            g += dclogc[c]
-            xg += (2 * c + 1) * inv_row[j]
-            cnt[j] = c + 1
-        x += xg * group_scale[k]
-        for i in range(a, b):
-            cnt[xid[i]] = 0
+    for s in which:
+        for k in range(group_first[s], group_first[s + 1]):
+            a, b = groups[k], groups[k + 1]
+            xg = 0.0
+            for i in range(a, b):
+                j = xid[i]
+                c = cnt[j]
+                g += dclogc[c]
+                xg += (2 * c + 1) * inv_row[j]
+                cnt[j] = c + 1
+            x += xg * group_scale[k]
+            for i in range(a, b):
+                cnt[xid[i]] = 0
     return g, x
 
 
 @njit(cache=True, nogil=True)
 def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_n, row_n,
-                           n_ids, B, seed):  # pragma: no cover - compiled
-    """G2 and X2 (B + 1, 2) of the observed table (row 0) and of B tables with x permuted
-    within the strata of z (rows 1..B), margins fixed.
+                           n_ids, B, seed, dense_min):  # pragma: no cover - compiled
+    """G2 and X2 of the observed table and of B tables with x permuted within the strata
+    of z, margins fixed: (out (B + 1, 2), moments (4,)).
+
+    ``out[0]`` is the observed table's; ``out[1:]`` the permuted sums over the strata
+    that are permuted, and ``moments`` the null mean of G2 and X2, then their variance,
+    of the others, which need no permutation: strata of one x level or one y level
+    (their statistic is 0 in every permutation), and with ``dense_min`` > 0, strata of
+    at least ``dense_min`` rows per (non-empty) cell, where the chi-square holds:
+    mean (r - 1)(c - 1) for G2 plus Williams' (1976) correction from the stratum's
+    margins, N / (N - 1) (r - 1)(c - 1) for X2 (exact), variance 2 (r - 1)(c - 1).
 
     The rows come sorted by (stratum, y): ``groups`` holds the starts of the (stratum, y)
     groups (and the end), ``group_n`` their sizes and ``group_stratum`` their stratum,
     ``strata`` the starts of the strata (and the end), ``stratum_n`` their sizes. ``xid``
-    numbers the (stratum, x) levels 0..n_ids-1, ``row_n`` their sizes. Each permutation
-    shuffles ``xid`` within each stratum (Fisher-Yates, splitmix64 seeded by ``seed``)
-    and counts the cells group by group with one scratch counter per id: O(rows) a
-    permutation, whatever the number of declared cells.
+    numbers the (stratum, x) levels 0..n_ids-1 in order, ``row_n`` their sizes. Each
+    permutation shuffles ``xid`` within each permuted stratum (Fisher-Yates, splitmix64
+    seeded by ``seed``) and counts the cells group by group with one scratch counter per
+    id: O(rows) a permutation, whatever the number of declared cells.
     """
     n = xid.shape[0]
+    n_strata = stratum_n.shape[0]
     top = 1
-    for s in range(strata.shape[0] - 1):
-        top = max(top, strata[s + 1] - strata[s])
+    for st in range(n_strata):
+        top = max(top, stratum_n[st])
     clogc = np.zeros(top + 2)
     for c in range(2, top + 2):
         clogc[c] = c * math.log(c)
     dclogc = clogc[1:] - clogc[:-1]
-    # G2 = 2 (sum c log c - sum n_x log n_x - sum n_y log n_y + sum N log N): margins fixed
-    const = 0.0
-    for j in range(n_ids):
-        const += clogc[row_n[j]]
-    for k in range(group_n.shape[0]):
-        const += clogc[group_n[k]]
-    for s in range(stratum_n.shape[0]):
-        const -= clogc[stratum_n[s]]
     inv_row = 1.0 / row_n
     group_scale = np.empty(group_n.shape[0])
+    group_first = np.zeros(n_strata + 1, np.int64)  # the groups of stratum s: a range
     for k in range(group_n.shape[0]):
         group_scale[k] = stratum_n[group_stratum[k]] / group_n[k]
-    work = xid.copy()
+        group_first[group_stratum[k] + 1] = k + 1
+    id_first = np.zeros(n_strata + 1, np.int64)  # the ids of stratum s: a range
+    for st in range(n_strata):
+        id_first[st + 1] = xid[strata[st + 1] - 1] + 1
+        for i in range(strata[st], strata[st + 1]):
+            id_first[st + 1] = max(id_first[st + 1], xid[i] + 1)
+    # per stratum: G2's constant (margins), its class and, for the unpermuted, the moments
+    const = np.zeros(n_strata)
+    permuted = np.zeros(n_strata, np.bool_)
+    moments = np.zeros(4)
+    for st in range(n_strata):
+        big_n = stratum_n[st]
+        r = id_first[st + 1] - id_first[st]
+        c = group_first[st + 1] - group_first[st]
+        inv_x = 0.0
+        for j in range(id_first[st], id_first[st + 1]):
+            const[st] += clogc[row_n[j]]
+            inv_x += 1.0 / row_n[j]
+        inv_y = 0.0
+        for k in range(group_first[st], group_first[st + 1]):
+            const[st] += clogc[group_n[k]]
+            inv_y += 1.0 / group_n[k]
+        const[st] -= clogc[big_n]
+        df = (r - 1.0) * (c - 1.0)
+        if df == 0.0:
+            continue
+        if dense_min > 0.0 and big_n >= dense_min * r * c:
+            moments[0] += df + (big_n * inv_x - 1.0) * (big_n * inv_y - 1.0) / (6.0 * big_n)
+            moments[1] += big_n / (big_n - 1.0) * df
+            moments[2] += 2.0 * df
+            moments[3] += 2.0 * df
+        else:
+            permuted[st] = True
+    which = np.flatnonzero(permuted)
+    every = np.arange(n_strata)
     cnt = np.zeros(n_ids, np.int64)
     out = np.empty((B + 1, 2))
+    g, x = _permuted_sums(xid, every, group_first, groups, group_scale, inv_row, dclogc, cnt)
+    out[0, 0] = max(2.0 * (g - const.sum()), 0.0)
+    out[0, 1] = max(x - n, 0.0)
+    part_const = 0.0
+    part_n = 0.0
+    for st in which:
+        part_const += const[st]
+        part_n += stratum_n[st]
+    work = xid.copy()
     state = np.uint64(seed)
-    for b in range(B + 1):
-        if b > 0:
-            for s in range(strata.shape[0] - 1):
-                lo = strata[s]
-                for i in range(strata[s + 1] - 1, lo, -1):  # Fisher-Yates within the stratum
-                    state, r = _next_random(state)
-                    span = np.uint64(i - lo + 1)
-                    j = lo + np.int64(((r >> np.uint64(32)) * span) >> np.uint64(32))
-                    t = work[i]
-                    work[i] = work[j]
-                    work[j] = t
-        g, x = _permuted_sums(work, groups, group_scale, inv_row, dclogc, cnt)
-        out[b, 0] = max(2.0 * (g - const), 0.0)
-        out[b, 1] = max(x - n, 0.0)
-    return out
+    for b in range(1, B + 1):
+        for st in which:
+            lo = strata[st]
+            for i in range(strata[st + 1] - 1, lo, -1):  # Fisher-Yates within the stratum
+                state, rnd = _next_random(state)
+                span = np.uint64(i - lo + 1)
+                j = lo + np.int64(((rnd >> np.uint64(32)) * span) >> np.uint64(32))
+                t = work[i]
+                work[i] = work[j]
+                work[j] = t
+        g, x = _permuted_sums(work, which, group_first, groups, group_scale, inv_row, dclogc,
+                              cnt)
+        out[b, 0] = max(2.0 * (g - part_const), 0.0)
+        out[b, 1] = max(x - part_n, 0.0)
+    return out, moments
 
 
 @njit(cache=True, nogil=True)

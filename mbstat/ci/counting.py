@@ -300,19 +300,25 @@ def _stack(*columns):
     return np.stack([to_numpy(c).astype(np.float64) for c in columns], axis=1)
 
 
-def permutation_null(xcode, ycode, zcode, B: int, seed: int) -> np.ndarray:
-    """G2 and X2 of the observed table X x Y | Z (row 0) and of ``B`` tables with x permuted
-    within the strata of z (rows 1..B): an array (B + 1, 2), from the compiled
+def permutation_null(xcode, ycode, zcode, B: int, seed: int, dense_min: float = 0.0):
+    """The null distribution of G2 and X2 of the table X x Y | Z under permutations of x
+    within the strata of z (margins fixed), from the compiled
     :func:`~mbstat.ci._kernels.permutation_statistics` (O(rows) a permutation, whatever
-    the number of declared cells; the margins of every stratum stay fixed).
+    the number of declared cells).
 
-    ``xcode``, ``ycode``, ``zcode`` are int codes (n,) on the host, each in [0, n) or
-    below its largest value plus one; ``seed`` (a uint64) seeds the permutations.
+    Returns (out, moments): ``out`` (B + 1, 2) holds the observed G2 and X2 (row 0) and
+    those of ``B`` permutations (rows 1..B) summed over the strata that need permuting;
+    ``moments`` the null mean of G2 and X2, then their variance, of the other strata (one
+    x or one y level; with ``dense_min`` > 0, at least that many rows per cell, where the
+    chi-square holds). With ``dense_min`` = 0 the rows 1..B are the whole statistics.
+
+    ``xcode``, ``ycode``, ``zcode`` are int codes (n,) on the host; ``seed`` (a uint64)
+    seeds the permutations.
     """
     kernels = _kernels()
     codes = [np.asarray(c) for c in (xcode, ycode, zcode)]
     if len(codes[0]) == 0:
-        return np.zeros((B + 1, 2))
+        return np.zeros((B + 1, 2)), np.zeros(4)
     cards = [int(c.max()) + 1 for c in codes]
     setup = kernels.permutation_setup(*codes, *cards)
-    return kernels.permutation_statistics(*setup, int(B), np.uint64(seed))
+    return kernels.permutation_statistics(*setup, int(B), np.uint64(seed), float(dense_min))
