@@ -60,7 +60,8 @@ def test_pvalue_table(result):
     assert sorted(table.index) == sorted(c for c in nodes if c != "either")
     assert len(table) == 7 and "either" not in table.index
     assert list(table.columns) == ["decision", "phase", "x", "z", "statistic", "df", "pvalue",
-                                   "log_pvalue", "criterion", "skipped", "p_adj", "selected"]
+                                   "log_pvalue", "criterion", "skipped", "calibration", "p_adj",
+                                   "selected"]
     assert table["selected"].sum() == len(result.blanket)
     np.testing.assert_allclose(table["p_adj"], multipletests(table["pvalue"], method="fdr_bh")[1])
     # each row is a test the search made, with its conditioning set, from the tests log

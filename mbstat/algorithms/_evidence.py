@@ -23,7 +23,7 @@ __all__ = ["Ledger", "EVIDENCE_COLUMNS"]
 
 #: Columns of the evidence table (``MBResult.evidence``), before the adjusted p-value.
 EVIDENCE_COLUMNS = ["decision", "phase", "x", "z", "statistic", "df", "pvalue", "log_pvalue",
-                    "criterion", "skipped"]
+                    "criterion", "skipped", "calibration"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Ledger:
             member = f in chosen
             if d is None:
                 rows.append(("keep" if member else "exclude", note, f, "", np.nan, np.nan,
-                             np.nan, np.nan, np.nan, False))
+                             np.nan, np.nan, np.nan, False, ""))
                 continue
             if member != (d.decision == "keep"):
                 raise RuntimeError(f"internal error: {f!r} is {'in' if member else 'out of'} "
@@ -98,12 +98,12 @@ class Ledger:
             r = d.result
             if r is None:
                 rows.append((d.decision, d.phase, f, "", np.nan, np.nan, np.nan, np.nan,
-                             d.criterion, False))
+                             d.criterion, False, ""))
                 continue
             tested = f if r.y == f else ", ".join(r.x)  # a test of the target against f
             rows.append((d.decision, d.phase, tested, ", ".join(r.z),
                          float(r.statistic), float(r.df), float(r.pvalue), float(r.log_pvalue),
-                         d.criterion, bool(r.skipped)))
+                         d.criterion, bool(r.skipped), getattr(r, "calibration", "")))
         frame = pd.DataFrame(rows, columns=EVIDENCE_COLUMNS,
                              index=pd.Index(order, name="feature"))
         return frame.astype({"statistic": float, "df": float, "pvalue": float,

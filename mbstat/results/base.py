@@ -43,7 +43,7 @@ def bh_adjust(pvalues) -> np.ndarray:
 
 TESTS_DTYPES = {"x": str, "y": str, "z": str, "statistic": float, "df": float, "pvalue": float,
                 "log_pvalue": float, "mi": float, "independent": bool, "skipped": bool,
-                "phase": str}
+                "calibration": str, "phase": str}
 
 
 def empty_tests() -> pd.DataFrame:
