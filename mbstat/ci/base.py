@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field, fields
+from dataclasses import FrozenInstanceError, dataclass, field, fields
 from time import perf_counter
 
 import numpy as np
@@ -92,7 +92,7 @@ def results_table(k: int, extra=(), calibration=ASYMPTOTIC, **columns) -> np.nda
 
 def as_matrix(table) -> np.ndarray:
     """A results table as a float matrix (k, columns), a view where it can be one. A dict of
-    columns (the protocol before 0.4) is accepted: ``skipped`` becomes the calibration."""
+    columns (the earlier protocol) is accepted: ``skipped`` becomes the calibration."""
     if isinstance(table, dict):
         table = dict(table)
         skipped = np.asarray(table.pop("skipped", False), dtype=bool)
@@ -108,11 +108,6 @@ def as_matrix(table) -> np.ndarray:
     return table.view(np.float64).reshape(len(table), len(names))
 
 
-def _through_init(obj) -> tuple:
-    """A dataclass's ``__reduce__``: unpickling calls ``__init__`` (and ``__post_init__``)."""
-    return (type(obj), tuple(getattr(obj, f.name) for f in fields(obj)))
-
-
 def _read_only(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
@@ -120,7 +115,8 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Query:
-    """What every result of one tester shares: the test, its level and the data's names."""
+    """What every result of one tester shares: the test, its level, the data's names and
+    the columns of the test's results table."""
 
     test: str
     method: str
@@ -128,32 +124,43 @@ class Query:
     alpha: float | None
     n: int
     names: tuple = field(repr=False)
+    columns: tuple = field(default=FIELDS, repr=False)
     notes: dict = field(default_factory=lambda: NOTES, repr=False, compare=False)
 
+    def __post_init__(self):
+        object.__setattr__(self, "position", {c: j for j, c in enumerate(self.columns)})
 
-@dataclass(frozen=True, eq=False, repr=False)
+
 class CIBatch:
     """Results of many x tested against one y given one z: one table, one row per x.
 
-    The table's columns (:data:`FIELDS`, plus any a test adds) are attributes
-    (``batch.pvalue``, ``batch.mi``, ...: read-only arrays); ``calibration`` reads as
-    names from :data:`CALIBRATIONS`, ``skipped`` and ``independent`` as booleans.
-    ``batch[i]`` is the :class:`CIResult` of row i. ``y``, ``z``, ``test``, ``n``,
-    ``alpha``, ``method`` and ``statistic_name`` describe the query.
+    ``table`` is a read-only float matrix (k, len(columns)), its columns :data:`FIELDS`
+    then those the test adds (``columns``); each is an attribute (``batch.pvalue``,
+    ``batch.mi``, ...: read-only arrays), ``calibration`` read as names from
+    :data:`CALIBRATIONS`, ``skipped`` and ``independent`` as booleans. ``batch[i]`` is
+    the :class:`CIResult` of row i. ``y``, ``z``, ``test``, ``n``, ``alpha``, ``method``
+    and ``statistic_name`` describe the query (``query``); ``keys``, ``yi`` and ``zkey``
+    hold the column positions of each x, of y and of z.
+
+    Immutable (assigning raises ``dataclasses.FrozenInstanceError``); a slotted class
+    rather than a dataclass, as one is made for every test asked.
     """
 
-    query: Query
-    keys: tuple  # column positions of each x
-    yi: int  # column position of y
-    zkey: tuple  # column positions of z
-    table: np.ndarray  # structured, read-only (see table_dtype)
+    __slots__ = ("query", "keys", "yi", "zkey", "table")
 
-    def __post_init__(self):
-        if self.table.flags.writeable:
-            self.table.flags.writeable = False
+    def __init__(self, query: Query, keys: tuple, yi: int, zkey: tuple, table: np.ndarray):
+        if table.flags.writeable:
+            table.flags.writeable = False
+        for name, value in zip(self.__slots__, (query, keys, yi, zkey, table)):
+            object.__setattr__(self, name, value)
 
-    def __reduce__(self):  # unpickled tables are read-only again (through __post_init__)
-        return _through_init(self)
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    __delattr__ = __setattr__
+
+    def __reduce__(self):  # unpickled tables are read-only again (through __init__)
+        return (type(self), tuple(getattr(self, name) for name in self.__slots__))
 
     def __repr__(self) -> str:
         return (f"CIBatch(test={self.test!r}, y={self.y!r}, z={self.z!r}, n={self.n!r}, "
@@ -173,11 +180,11 @@ class CIBatch:
     alpha = property(lambda self: self.query.alpha, doc="Level of the decisions.")
     n = property(lambda self: self.query.n, doc="Rows used.")
     names = property(lambda self: self.query.names, doc="The data's column names.")
+    columns = property(lambda self: self.query.columns, doc="The table's column names.")
 
-    @property
-    def columns(self) -> tuple:
-        """The names of the table's columns."""
-        return self.table.dtype.names
+    def column(self, name: str) -> np.ndarray:
+        """One column of the table (a read-only view)."""
+        return self.table[:, self.query.position[name]]
 
     @property
     def xs(self) -> tuple:
@@ -202,15 +209,14 @@ class CIBatch:
                        self.table[rows])
 
     def __getattr__(self, name):  # the columns a test adds (e.g. PPI's "increase")
-        table = self.__dict__.get("table")
-        if table is not None and name in table.dtype.names:
-            return table[name]
+        if name not in CIBatch.__slots__ and name in self.query.position:
+            return self.column(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def calibration_codes(self) -> np.ndarray:
         """The calibration column as integer codes (positions in :data:`CALIBRATIONS`)."""
-        return _read_only(self.table["calibration"].astype(np.int8))
+        return _read_only(self.table[:, _CALIBRATION].astype(np.int8))
 
     @property
     def calibration(self) -> np.ndarray:
@@ -220,17 +226,19 @@ class CIBatch:
     @property
     def skipped(self) -> np.ndarray:
         """True where a power rule declined the test and assumed independence."""
-        return _read_only(self.table["calibration"] == SKIPPED)
+        return _read_only(self.table[:, _CALIBRATION] == SKIPPED)
 
     @property
     def independent(self) -> np.ndarray:
         """Decisions at alpha (True: independence not rejected), by :func:`decide`."""
-        return _read_only(decide(self.table["pvalue"], self.table["calibration"], self.alpha))
+        return _read_only(decide(self.table[:, _PVALUE], self.table[:, _CALIBRATION],
+                                 self.alpha))
 
-    def notes(self) -> list:
-        """The htest notes of the calibrations in this batch."""
+    def notes(self) -> dict:
+        """The htest note of each calibration in this batch (name -> text)."""
         codes = set(self.calibration_codes.tolist())
-        return [text for code, text in self.query.notes.items() if code in codes]
+        return {CALIBRATIONS[code]: text for code, text in self.query.notes.items()
+                if code in codes}
 
     def __str__(self) -> str:
         """R-style: the test, the query and one row per candidate."""
@@ -247,14 +255,13 @@ class CIBatch:
         lines = ["", f"\t{self.method or self.test}", "",
                  f"data:  x ~ {self.y}{cond}, {plural(len(self), 'candidate')}", "",
                  table.to_string() if len(self) else "(no candidates)"]
-        lines += [f"note ({CALIBRATIONS[code]}): {text}" for code, text in
-                  self.query.notes.items() if code in set(self.calibration_codes.tolist())]
+        lines += [f"note ({name}): {text}" for name, text in self.notes().items()]
         return "\n".join(lines) + "\n"
 
     def to_frame(self) -> pd.DataFrame:
         """The batch as a DataFrame indexed by the x label: the table's columns, with
         ``calibration`` as names."""
-        data = {name: self.table[name] for name in self.columns}
+        data = {name: self.table[:, j] for j, name in enumerate(self.columns)}
         data["calibration"] = self.calibration
         return pd.DataFrame(data, index=pd.Index([_set_label(x) for x in self.xs], name="x"))
 
@@ -313,19 +320,20 @@ class CIResult:
 
     @property
     def calibration(self) -> str:
-        return CALIBRATIONS[int(self.batch.table["calibration"][0])]
+        return CALIBRATIONS[int(self.batch.table[0, _CALIBRATION])]
 
     @property
     def skipped(self) -> bool:
-        return bool(self.batch.table["calibration"][0] == SKIPPED)
+        return bool(self.batch.table[0, _CALIBRATION] == SKIPPED)
 
     @property
     def independent(self) -> bool:
         """Decision at ``alpha``: True when independence is not rejected (:func:`decide`)."""
         row = self.batch.table[0]
-        return bool(decide(row["pvalue"], row["calibration"], self.batch.alpha))
+        return bool(decide(row[_PVALUE], row[_CALIBRATION], self.batch.alpha))
 
-    __reduce__ = CIBatch.__reduce__  # rebuilt through __init__: arrays stay read-only
+    def __reduce__(self):  # rebuilt through __init__: arrays stay read-only
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
 
     def _values(self) -> tuple:
         b = self.batch
@@ -337,7 +345,7 @@ class CIResult:
         if not isinstance(other, CIResult):
             return NotImplemented
         return self._values() == other._values() and np.array_equal(
-            as_matrix(self.batch.table), as_matrix(other.batch.table), equal_nan=True)
+            self.batch.table, other.batch.table, equal_nan=True)
 
     def __hash__(self) -> int:
         return hash(self._values()[1:6])
@@ -364,15 +372,18 @@ class CIResult:
             f"{self.statistic_name} = {self.statistic:.5g}{df}, {_p_text(self.pvalue)}",
             "alternative hypothesis: true value is greater than 0",
             "sample estimates:",
-            f"mutual information (nats): {self.mi:.6g}",
         ]
-        return lines + [f"note: {text}" for text in self.batch.notes()]
+        if not math.isnan(self.mi):
+            lines.append(f"mutual information (nats): {self.mi:.6g}")
+        lines += [f"{name}: {getattr(self, name):.6g}" for name in self.batch.columns[len(FIELDS):]]
+        return lines + [f"note: {text}" for text in self.batch.notes().values()]
 
 
-for _name in FIELDS[:-1]:  # the table's float columns, read from the one-row batch
-    setattr(CIResult, _name, property(
-        lambda self, _name=_name: float(self.batch.table[_name][0]),
-        doc=f"The ``{_name}`` column of this result's row."))
+for _j, _name in enumerate(FIELDS[:-1]):  # the table's float columns
+    setattr(CIBatch, _name, property(lambda self, _j=_j: self.table[:, _j],
+                                     doc=f"The ``{_name}`` column (read-only)."))
+    setattr(CIResult, _name, property(lambda self, _j=_j: float(self.batch.table[0, _j]),
+                                      doc=f"The ``{_name}`` of this result's row."))
 
 
 def _p_text(p: float) -> str:
@@ -469,7 +480,8 @@ class CITester:
         self._width = len(self._dtype.names)
         test = self.test_obj
         self.query = Query(test.name, test.method, test.statistic_name, self.alpha,
-                           self.dataset.n_rows, self.dataset.names, test.notes)
+                           self.dataset.n_rows, self.dataset.names, self._dtype.names,
+                           test.notes)
         # discrete tests on all-discrete data have nothing to check per call
         self._check_needed = not (self.test_obj.kind == "discrete"
                                   and "continuous" not in self.dataset.kinds
@@ -561,8 +573,7 @@ class CITester:
 
     def _batch(self, xkeys, yi, zkey, matrix) -> CIBatch:
         """The CIBatch of the answers ``matrix`` (k, columns), a read-only table."""
-        return CIBatch(self.query, tuple(xkeys), yi, zkey,
-                       matrix.view(self._dtype).reshape(len(matrix)))
+        return CIBatch(self.query, tuple(xkeys), yi, zkey, matrix)
 
     def _answer(self, xs, y, z, phase):
         """The results of x in ``xs`` against y given z: from the cache, else tested in one
@@ -664,6 +675,7 @@ class CITester:
 
 
 _CALIBRATION = FIELDS.index("calibration")
+_PVALUE = FIELDS.index("pvalue")
 
 
 def empty_log(extra=()) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from scipy import special
 from .. import _validation as v
 from ..models import (TASKS, check_model, encode_features, infer_task, make_learner,
                       per_sample_loss)
-from .base import (ASYMPTOTIC, EXACT, CIBatch, CIResult, CITest, Query, _set_label,
+from .base import (ASYMPTOTIC, EXACT, CIBatch, CIResult, CITest, Query, _set_label, as_matrix,
                    format_pvalue, plural, results_table)
 
 __all__ = ["PPIEngine", "PPIResult", "PPITest", "ppi_test", "wilcoxon_greater"]
@@ -466,8 +466,9 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
                        model_params=model_params)
     out = engine.test_many([xs], zs, speculate=False)
     (_, _, _, r, rp), = out
-    query = Query("ppi", METHOD, "V", alpha, ds.n_rows, ds.names)
-    batch = CIBatch(query, (tuple(sorted(xs)),), t, tuple(sorted(zs)), _table(out))
+    table = _table(out)
+    query = Query("ppi", METHOD, "V", alpha, ds.n_rows, ds.names, table.dtype.names)
+    batch = CIBatch(query, (tuple(sorted(xs)),), t, tuple(sorted(zs)), as_matrix(table))
     return PPIResult(batch, risk=r, risk_permuted=rp, model=engine.model_label,
                      task=engine.task, device=engine.device, B=engine.B,
                      test_size=engine.test_size)
