@@ -422,13 +422,13 @@ class CITest:
         """Test each x in ``xs`` (tuples of column positions) against y given z.
 
         Returns the results table: a structured array of one row per x with the float
-        columns :data:`FIELDS` and then :attr:`extra` (:func:`results_table` makes one;
+        columns :data:`FIELDS` and then :attr:`extra_columns` (:func:`results_table` makes one;
         the ``calibration`` column holds codes of :data:`CALIBRATIONS`).
         """
         raise NotImplementedError
 
     #: Columns a test adds after :data:`FIELDS` (e.g. PPI's ``increase``).
-    extra = ()
+    extra_columns = ()
     #: Whether x and y play the same part (then a test of y against x is a cache hit).
     symmetric = True
     #: The htest note of each calibration code (see :data:`NOTES`).
@@ -476,7 +476,7 @@ class CITester:
         self.n_tests = 0
         self.n_cache_hits = 0
         self.elapsed = 0.0
-        self._dtype = table_dtype(tuple(self.test_obj.extra))
+        self._dtype = table_dtype(tuple(self.test_obj.extra_columns))
         self._width = len(self._dtype.names)
         test = self.test_obj
         self.query = Query(test.name, test.method, test.statistic_name, self.alpha,

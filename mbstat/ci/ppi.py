@@ -480,7 +480,7 @@ def _table(out) -> np.ndarray:
     :data:`_EXACT` nonzero differences (the normal approximation beyond)."""
     nonzero = np.array([np.count_nonzero(o[4] - o[3]) for o in out])
     return results_table(
-        len(out), extra=PPITest.extra, statistic=[o[0] for o in out], df=np.nan,
+        len(out), extra=PPITest.extra_columns, statistic=[o[0] for o in out], df=np.nan,
         pvalue=[o[1] for o in out], log_pvalue=[o[2] for o in out], mi=np.nan,
         increase=[float(np.mean(o[4] - o[3])) for o in out],
         calibration=np.where(nonzero <= _EXACT, EXACT, ASYMPTOTIC))
@@ -502,7 +502,7 @@ class PPITest(CITest):
     kind = "mixed"
     joint_x = True
     symmetric = False
-    extra = ("increase",)
+    extra_columns = ("increase",)
 
     def __init__(self, model="xgboost", B=30, test_size=0.2, task="auto", seed=None, *,
                  device="auto", n_jobs=1, parallel="auto", model_params=None):
