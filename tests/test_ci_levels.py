@@ -197,3 +197,14 @@ def test_vignette_quick(run_vignette):
     assert "Power: y copies x" in out
     for name in ("g2 (default)", "g2-adf", "mc-g2", "sp-g2", "x2 (default)", "x2-adf"):
         assert name in out
+
+
+def test_permutations_ignore_column_order_and_names():
+    """The semiparametric and permutation p-values are seeded by the columns' contents."""
+    df = issue_frame(seed=3, n=1500, levels=150)
+    moved = df[["y", "z", "x"]].rename(columns={"x": "a", "y": "b", "z": "c"})
+    for test, args in (("g2", {}), ("mc-g2", {"B": 199})):
+        one = ci_test(df, "x", "y", ["z"], test, **args)
+        two = ci_test(moved, "a", "b", ["c"], test, **args)
+        assert one.calibration == two.calibration != "asymptotic"
+        assert one.pvalue == two.pvalue and one.df == two.df

@@ -279,8 +279,9 @@ def test_target_as_values_like_scikit_learn(alarm):
     by_name = iamb(alarm, "HR")
     by_series = iamb(X, y)
     assert by_series.blanket == by_name.blanket and by_series.target == "HR"
-    by_array = iamb(X, y.to_numpy())
-    assert by_array.blanket == by_name.blanket and by_array.target == "y"
+    by_array = iamb(X, y.to_numpy())  # labels without the categorical's declared levels
+    assert by_array.blanket == iamb(X.assign(y=y.to_numpy()), "y").blanket
+    assert by_array.target == "y"
     assert list(X.columns) == [c for c in alarm.columns if c != "HR"]  # caller's frame untouched
     with pytest.raises(ValueError, match="4999 values but data has 5000 rows"):
         iamb(X, y.iloc[1:].to_numpy())

@@ -25,12 +25,14 @@ trusted and the semiparametric one elsewhere (:data:`TRUST_MIN_PER_CELL`,
 :data:`TRUST_MAX_BIAS`); ``g2-adf`` and ``x2-adf`` stay asymptotic and, as bnlearn's
 ``mi-adf`` and ``x2-adf``, skip tests with fewer than 5 rows per cell (independence
 assumed). Permutations run in one compiled kernel
-(:func:`~mbstat.ci.counting.permutation_null`), seeded by the test's variables: the
-same data and test give the same p-value, whatever the order of the tests.
+(:func:`~mbstat.ci.counting.permutation_null`), seeded by the contents of the test's
+columns: the same data and test give the same p-value, whatever the order of the tests,
+the order of the columns or their names.
 """
 from __future__ import annotations
 
 import math
+import zlib
 
 import numpy as np
 
@@ -221,18 +223,21 @@ class ContingencyTest(CITest):
         split across threads where that pays, the kernels release the GIL)."""
         ds = tester.dataset
         codes, cards, n = ds.codes, ds.cardinalities, tester.n
+        key = _ColumnKeys(codes)  # by content: the same p-value whatever the column order
+        z = sorted(z, key=key.__getitem__)
         zcode, _ = joint_code([codes[:, j] for j in z], cards[list(z)], np, n)
         column = int(self.stat == "x2")
 
         def rows(part):
             res = np.empty((len(part), 4))
             for r, i in enumerate(part):
-                xk = xs[i]
+                xk = sorted(xs[i], key=key.__getitem__)
                 xcode, _ = joint_code([codes[:, j] for j in xk], cards[list(xk)], np, n)
                 ycode, pair = codes[:, y], (*xk, y)
-                if len(xk) == 1 and xk[0] < y:  # one variable each: (x, y) and (y, x) are
-                    xcode, ycode, pair = ycode, xcode, (y, xk[0])  # one test: permute the later
-                seed = np.random.SeedSequence([self.seed, *pair, len(z), *z])
+                if len(xk) == 1 and key[xk[0]] < key[y]:  # one variable each: (x, y) and
+                    xcode, ycode, pair = ycode, xcode, (y, xk[0])  # (y, x) are one test
+                seed = np.random.SeedSequence([self.seed, *(key[j][0] for j in pair), len(z),
+                                               *(key[j][0] for j in z)])
                 exact = self.calibration == "permutation"
                 null, moments = permutation_null(xcode, ycode, zcode, self.B,
                                                  seed.generate_state(1, np.uint64)[0],
@@ -251,6 +256,20 @@ class ContingencyTest(CITest):
         done = _kernels()._split(rows, todo, len(todo) * n * (self.B + 1))
         out[todo, 1:4] = done[:, :3]
         out[todo, 5] = done[:, 3]
+
+
+class _ColumnKeys(dict):
+    """Per column, a sort key and seed word from its codes alone (CRC-32 of the column, then
+    its position), so that permutations depend neither on where a variable stands among
+    the columns nor on its name."""
+
+    def __init__(self, codes):
+        super().__init__()
+        self.codes = codes
+
+    def __missing__(self, j):
+        self[j] = (zlib.crc32(np.ascontiguousarray(self.codes[:, j]).tobytes()), j)
+        return self[j]
 
 
 def semiparametric(statistic: float, permuted: np.ndarray, match: str = "mean+variance",
