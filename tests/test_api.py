@@ -70,6 +70,7 @@ def test_data_with_only_the_target_is_refused(asia, method):
 @pytest.mark.parametrize("method", ["iamb", "inter_iamb", "iamb_ip", "mbor", "gs_m", "rgs"])
 def test_misplaced_parameter_is_named_for_the_learner_and_the_test(asia, method):
     """What a learner does not take goes to the CI test; refused, the message says both."""
-    with pytest.raises(TypeError, match=r"\['bogus'\]: neither a parameter of this learner nor "
-                                        r"an argument of test 'g2' \(it accepts: min_per_cell\)"):
+    with pytest.raises(TypeError, match=r"\['bogus'\]: neither a parameter of this learner "
+                                        r"nor an argument of test 'g2' \(it accepts: "
+                                        r"calibration, B, seed, match, min_per_cell\)"):
         mbstat.METHODS[method](asia, "dysp", bogus=1)

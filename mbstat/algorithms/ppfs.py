@@ -228,6 +228,12 @@ def _aggregate(blankets, labels):
     return freq, pd.Series(z, index=pd.Index(labels, name="fold"), name="z")
 
 
+def _effect(res):
+    """The effect a test reports: PPI's mean risk increase, else its mutual information
+    (the d-separation oracle that checks the search logic)."""
+    return res.increase if "increase" in res.columns else res.mi
+
+
 def search(tester, target, candidates, alpha):
     """Growth, ordering and improved shrink (Algorithm 2, lines 5-19) with any CI tester.
 
@@ -240,7 +246,7 @@ def search(tester, target, candidates, alpha):
         trace.append(("grow", "add" if res.pvalue <= alpha else "drop", c, res))
     # Eq. 5 / line 8: p <= alpha enters; ascending importance log(1/p), ties by risk increase
     members = [i for i in range(len(candidates)) if grow.pvalue[i] <= alpha]
-    members.sort(key=lambda i: (-grow.log_pvalue[i], grow.mi[i], i))
+    members.sort(key=lambda i: (-grow.log_pvalue[i], _effect(grow)[i], i))
     blanket = [candidates[i] for i in members]
     shrink = {}
     for x in [candidates[i] for i in members]:
@@ -253,7 +259,7 @@ def search(tester, target, candidates, alpha):
         else:
             trace.append(("shrink", "keep", x, res))
     # most important first: shrink log(1/p), ties by risk increase
-    blanket.sort(key=lambda f: (shrink[f].log_pvalue, -shrink[f].mi))
+    blanket.sort(key=lambda f: (shrink[f].log_pvalue, -_effect(shrink[f])))
     return blanket, grow, shrink, trace
 
 
@@ -268,7 +274,7 @@ def _run_fold(dataset, target, cands, alpha, seed, test_args) -> dict:
             "grow": -grow.log_pvalue,
             "shrink": [-shrink[c].log_pvalue if c in shrink else np.nan for c in cands],
             "pvalue": [deciding[c].pvalue for c in cands],
-            "increase": [deciding[c].mi for c in cands],
+            "increase": [_effect(deciding[c]) for c in cands],
             "selected": [c in blanket for c in cands],
         },
         index=pd.Index(cands, name="feature"),
