@@ -268,20 +268,33 @@ def test_empty_selection_prints_empty_braces(asia, results):
     assert "dysp <- {} (0 of 7)" in repr(dataclasses.replace(results["iamb"], selected=()))
 
 
-def test_low_power_note_counts_the_rows_shown(result):
+def test_calibration_notes_count_the_rows_shown(result):
     table = result.evidence
     keep = table["decision"] == "keep"
-    # weak tests outside the blanket only: no note under the blanket's table
+    table["calibration"] = "asymptotic"
+    # weak asymptotic tests outside the blanket only: no note under the blanket's table
     table.loc[keep, "df"] = 1.0
     table.loc[~keep, "df"] = 1e6
     text = str(dataclasses.replace(result, evidence=table).summary())
-    assert "rows per degree of freedom" not in text
+    assert "rows per degree of freedom" not in text and "semiparametric" not in text
     table.loc[table.index[keep][0], "df"] = 1e6
     text = str(dataclasses.replace(result, evidence=table).summary())
-    assert "Note: 1 of these tests has fewer than 5 rows per degree of freedom" in text
-    table.loc[keep, "df"] = 1e6
+    assert ("Note: 1 of these tests has fewer than 5 rows per degree of freedom and an "
+            "asymptotic p-value, which runs too small" in text)
+    table.loc[keep, "calibration"] = "semiparametric"
     text = str(dataclasses.replace(result, evidence=table).summary())
-    assert f"Note: {int(keep.sum())} of these tests have fewer" in text
+    assert f"Note: {int(keep.sum())} of these tests were too sparse" in text
+    assert "rows per degree of freedom" not in text
+
+
+def test_tests_line_says_how_p_values_were_obtained():
+    data = sample_network("insurance", 2000, seed=5)
+    res = mbstat.iamb(data, "Accident")
+    counts = res.tests["calibration"].value_counts()
+    assert counts.get("semiparametric", 0) > 0
+    line = next(x for x in str(res.summary()).splitlines() if x.startswith("Tests:"))
+    assert f"{counts['semiparametric']} semiparametric" in line
+    assert f"{counts['asymptotic']} asymptotic" in line
 
 
 def test_ppfs_pvalues_from_its_ppi_tests(results):

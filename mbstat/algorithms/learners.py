@@ -230,8 +230,8 @@ def learn(row: Learner, args: dict, declared=None):
     tests = tester.log
     _check_max_sx(tests, max_sx)
     elapsed = time.perf_counter() - start
-    shown = {k: v for k, v in {**own, **found.params}.items()
-             if k != "progress" and _shown(v)}
+    shown = {k: found.params.get(k, v) for k, v in own.items()}  # the call: own arguments
+    shown = {k: v for k, v in shown.items() if k != "progress" and _shown(v)}
     priors = {"whitelist": list(whitelist) or None, "blacklist": list(blacklist) or None,
               "max_sx": max_sx}
     call = format_call(row.name, data, target=target, **shown, test=tester.test_name,

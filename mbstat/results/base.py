@@ -144,13 +144,31 @@ def _fmt_table(frame: pd.DataFrame, adjust: str = "BH") -> pd.DataFrame:
         out["tested"] = frame["x"].map(lambda v: "{" + v + "}" if ", " in v else v)
     out["given"] = frame["z"].map(lambda v: _shorten_set(v))
     out["statistic"] = frame["statistic"].map(lambda v: f"{v:.4g}")
-    out["df"] = frame["df"].map(lambda v: "" if math.isnan(v) else f"{v:g}")
+    out["df"] = frame["df"].map(lambda v: "" if math.isnan(v) else f"{v:.4g}")
     if frame["criterion"].notna().any():
         out["criterion"] = frame["criterion"].map(lambda v: "" if math.isnan(v) else f"{v:.4g}")
     out["p-value"] = frame.apply(_fmt_p, axis=1)
     out[_adj_label(adjust)] = frame["p_adj"].map(format_pvalue)
     out[""] = frame["pvalue"].map(stars)
     return out
+
+
+def _calibration_notes(shown: pd.DataFrame, n_rows: int) -> list:
+    """What the summary says of how the p-values of the tests shown were obtained."""
+    notes = []
+    semi = int((shown["calibration"] == "semiparametric").sum())
+    if semi:
+        its = "its p-value is" if semi == 1 else "their p-values are"
+        notes.append(f"Note: {semi} of these tests {'was' if semi == 1 else 'were'} too sparse "
+                     f"for the asymptotic chi-square; {its} semiparametric (a chi-square "
+                     "fitted to permutations of x within the strata of z), which holds the "
+                     "level.")
+    weak = int(((shown["calibration"] == "asymptotic") & (n_rows < 5 * shown["df"])).sum())
+    if weak:
+        notes.append(f"Note: {weak} of these tests {'has' if weak == 1 else 'have'} fewer "
+                     "than 5 rows per degree of freedom and an asymptotic p-value, which runs "
+                     "too small on sparse tables (calibration='auto' corrects it).")
+    return notes
 
 
 def _shorten_set(text: str, k: int = 3) -> str:
@@ -363,9 +381,11 @@ class MBResult(SelectionResult):
         from .._validation import check_alpha
 
         level = self.alpha if alpha is None else check_alpha(alpha)
-        tests = f"{self.n_tests} ({self.test}"
-        tests += f", alpha = {self.alpha:g}), backend: {self.backend} ({self.device}), "
-        tests += f"{self.elapsed:.3g} s"
+        tests = f"{self.n_tests} ({self.test}, alpha = {self.alpha:g}"
+        counts = self.tests["calibration"].value_counts() if len(self.tests) else {}
+        if len(counts) > 1 or "asymptotic" not in counts:  # say how p-values were obtained
+            tests += "; " + ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        tests += f"), backend: {self.backend} ({self.device}), {self.elapsed:.3g} s"
         header = [
             ("Call", self.call),
             ("Data", f"{plural(self.n_rows, 'row')}, "
@@ -375,7 +395,8 @@ class MBResult(SelectionResult):
         ]
         if self.n_skipped:
             header.append(("Skipped", f"{plural(self.n_skipped, 'test')} declined by the power "
-                                      "rule (independence assumed)"))
+                                      "rule (too few rows per cell: independence assumed, so "
+                                      "members needing them may be missed)"))
         if not self.complete:
             header.append(("Status", "incomplete: stopped early (time budget or interrupt)"))
         table = self.table(adjust)
@@ -387,11 +408,7 @@ class MBResult(SelectionResult):
             tables["Parents and children:"] = "  " + (", ".join(self.parents_children) or "(none)")
             tables["Spouses:"] = "  " + (", ".join(self.spouses or ()) or "(none)")
         footer = [SIGNIF_LEGEND]
-        weak = int((self.n_rows < 5 * sel["df"]).sum())  # the tests in the table shown
-        if weak:
-            footer.append(f"Note: {weak} of these tests {'has' if weak == 1 else 'have'} fewer "
-                          "than 5 rows per degree of freedom: the chi-square approximation is "
-                          "poor there.")
+        footer += _calibration_notes(sel, self.n_rows)
         rest = table[~table["selected"]]
         if len(rest):
             tested = rest[rest["pvalue"].notna()]
