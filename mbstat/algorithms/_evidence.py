@@ -104,7 +104,9 @@ class Ledger:
             rows.append((d.decision, d.phase, tested, ", ".join(r.z),
                          float(r.statistic), float(r.df), float(r.pvalue), float(r.log_pvalue),
                          d.criterion, bool(r.skipped), getattr(r, "calibration", "")))
-        frame = pd.DataFrame(rows, columns=EVIDENCE_COLUMNS,
-                             index=pd.Index(order, name="feature"))
-        return frame.astype({"statistic": float, "df": float, "pvalue": float,
-                             "log_pvalue": float, "criterion": float, "skipped": bool})
+        columns = list(zip(*rows)) if rows else [()] * len(EVIDENCE_COLUMNS)
+        dtypes = {"statistic": float, "df": float, "pvalue": float, "log_pvalue": float,
+                  "criterion": float, "skipped": bool}
+        data = {name: np.array(col, dtype=dtypes.get(name, object))
+                for name, col in zip(EVIDENCE_COLUMNS, columns)}
+        return pd.DataFrame(data, index=pd.Index(order, name="feature"), copy=False)

@@ -668,10 +668,12 @@ class CITester:
                     if name != "calibration")
         data.update(independent=decide(matrix[:, 2], matrix[:, _CALIBRATION], self.alpha),
                     skipped=codes == SKIPPED,
-                    calibration=np.array(CALIBRATIONS, dtype=object)[codes],
+                    calibration=[CALIBRATIONS[c] for c in codes.tolist()],
                     phase=parts["phase"])
-        frame = pd.DataFrame(data, index=pd.RangeIndex(1, len(codes) + 1, name="test"))
-        return frame.astype({"x": str, "y": str, "z": str, "calibration": str, "phase": str})
+        if not len(codes):
+            return empty_log(tuple(c for c in columns if c not in FIELDS))
+        # text columns from lists: pandas' own string dtype, as empty_log's astype(str)
+        return pd.DataFrame(data, index=pd.RangeIndex(1, len(codes) + 1, name="test"))
 
 
 _CALIBRATION = FIELDS.index("calibration")
