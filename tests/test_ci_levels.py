@@ -208,3 +208,23 @@ def test_permutations_ignore_column_order_and_names():
         two = ci_test(moved, "a", "b", ["c"], test, **args)
         assert one.calibration == two.calibration != "asymptotic"
         assert one.pvalue == two.pvalue and one.df == two.df
+
+
+def test_id_like_columns_are_not_significant():
+    """No permutation moves the statistic of an ID-like column: p = 1, not a scale collapsed
+    to rounding noise (p = 1e-104 before); IAMB then keeps the true blanket."""
+    rejected = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        df = pd.DataFrame({"x": rng.integers(0, 2, 300), "id": np.arange(300),
+                           "z": rng.integers(0, 3, 300)})
+        res = ci_test(df, "x", "id", ["z"])
+        assert res.calibration == "semiparametric" and 0.0 <= res.pvalue <= 1.0
+        rejected += res.pvalue <= 0.05
+    assert rejected == 0
+    from mbstat import iamb
+    from mbstat.datasets import sample_network
+
+    data = sample_network("alarm", 2000, seed=1)
+    with_id = data.assign(id=np.arange(2000))
+    assert set(iamb(with_id, "CO").blanket) == set(iamb(data, "CO").blanket) != set()

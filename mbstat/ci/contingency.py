@@ -282,13 +282,22 @@ def semiparametric(statistic: float, permuted: np.ndarray, match: str = "mean+va
     p-value is the chi-square's with that df (``match="mean"``, bnlearn's sp-mi), or that
     of a scaled chi-square c chi2(k) with their mean and variance (``"mean+variance"``:
     c = var / 2 mean, k = 2 mean^2 / var; c = 1 and k = df where the variance is a
-    chi-square's). Permuted values that do not vary (x or y constant within every
-    stratum) give df 0 and p 1.
+    chi-square's). Permuted values that are all 0 (x or y constant within every stratum)
+    give df 0 and p 1; permuted values that do not vary beyond rounding (no permutation
+    moves the statistic: an ID-like column) give the permutation p-value, 1 unless the
+    statistic exceeds them all.
     """
     mean = float(permuted.mean()) + mean
     var = float(permuted.var(ddof=1)) + var if match == "mean+variance" else 2.0 * mean
     if mean <= 0.0 or var <= 0.0:
         return 0.0, 1.0, 0.0
+    tol = 1e-9 * max(1.0, mean)
+    if var <= tol * tol:  # no permutation moves the statistic (an ID-like x or y within the
+        # strata, or one row per stratum): the null is a point mass, so p is the permutation
+        # p-value, 1 unless the statistic exceeds every permuted value
+        above = statistic > mean + tol
+        p = 1.0 / (len(permuted) + 1.0) if above else 1.0
+        return mean, p, math.log(p)
     scale = var / (2.0 * mean)
     p, log_p = chi2_sf_logsf(statistic / scale, mean / scale)
     return mean, float(p), float(log_p)
