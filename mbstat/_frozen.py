@@ -63,11 +63,13 @@ def values_equal(a, b) -> bool:
     return bool(a == b)
 
 
-def fields_equal(self, other) -> bool:
-    """``__eq__`` of a frozen dataclass whose fields may hold frames, arrays or NaN."""
+def fields_equal(self, other, ignore=()) -> bool:
+    """``__eq__`` of a frozen dataclass whose fields may hold frames, arrays or NaN (the
+    fields named in ``ignore`` left out)."""
     from dataclasses import fields
 
     if type(other) is not type(self):
         return NotImplemented
     return all(values_equal(object.__getattribute__(self, f.name),
-                            object.__getattribute__(other, f.name)) for f in fields(self))
+                            object.__getattribute__(other, f.name))
+               for f in fields(self) if f.name not in ignore)

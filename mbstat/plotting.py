@@ -27,21 +27,31 @@ def neg_log10(log_pvalue) -> np.ndarray:
 
 
 def plot_pvalues(table, alpha: float, ax=None, title: str = ""):
-    """Bar chart of -log10 p per candidate, selected ones highlighted, alpha as a line."""
-    ax = new_axes(ax, figsize=(max(5, 0.35 * len(table) + 2), 4))
+    """Bar chart of each candidate's deciding test as -log10 p, members highlighted, alpha as
+    a line; candidates decided without a test (a whitelist, a stop, a power rule) get no bar
+    but a grey cross at 0."""
+    fresh = ax is None
+    ax = new_axes(ax, figsize=(max(5, 0.35 * len(table) + 2), 4.5))
     heights = neg_log10(table["log_pvalue"].to_numpy())
-    heights = np.where(np.isnan(heights), np.nanmax(heights, initial=1.0) * 1.05, heights)
+    untested = np.isnan(heights)
     colors = np.where(table["selected"].to_numpy(), "C3", "C0")
-    ax.bar(np.arange(len(table)), heights, color=colors)
+    x = np.arange(len(table))
+    ax.bar(x[~untested], heights[~untested], color=colors[~untested])
+    handles = []
+    if untested.any():
+        handles += ax.plot(x[untested], np.zeros(untested.sum()), "x", color="0.5",
+                           label="decided without a test", clip_on=False, zorder=3)
     ax.axhline(-math.log10(alpha), color="k", ls="--", lw=1, label=f"alpha = {alpha:g}")
-    ax.set_xticks(np.arange(len(table)))
+    ax.set_xticks(x)
     ax.set_xticklabels(table.index, rotation=90)
-    ax.set_ylabel("-log10 p-value (given the rest of the blanket)")
+    ax.set_ylabel("-log10 p-value of the deciding test")
     ax.set_title(title)
     from matplotlib.patches import Patch
 
     ax.legend(handles=[Patch(color="C3", label="selected"), Patch(color="C0", label="not selected"),
-                       *ax.get_lines()], loc="best")
+                       *ax.get_lines()[len(handles):], *handles], loc="best")
+    if fresh:
+        ax.figure.tight_layout()  # room for the rotated names
     return ax
 
 

@@ -312,3 +312,11 @@ def test_data_without_candidates_is_refused(alarm, learner):
         learner(alarm[["HR"]], "HR")
     with pytest.raises(ValueError, match="candidates must name at least one variable"):
         learner(alarm, "HR", candidates=[])
+
+
+def test_target_values_named_like_a_column_or_reordered(alarm):
+    with pytest.raises(ValueError, match="target is named 'HR' like a column of data"):
+        iamb(alarm, alarm["HR"])
+    X, y = alarm.drop(columns="HR"), alarm["HR"]
+    shuffled = y.sample(frac=1.0, random_state=0)  # the same labels in another order
+    assert iamb(X, shuffled).blanket == iamb(alarm, "HR").blanket

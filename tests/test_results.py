@@ -338,3 +338,30 @@ def test_call_and_data_lines_show_restricted_candidates(method):
     assert res.call.endswith('candidates = c("bronc", "either"))')
     assert "Data:   500 rows, 8 variables (2 candidates)" in str(res.summary())
     assert "candidates" not in getattr(mbstat, method)(asia, "dysp").call
+
+
+def test_reruns_compare_equal_and_the_clock_is_not_part_of_the_value():
+    data = sample_network("asia", 1000, seed=2)
+    for method in ("iamb", "gs_m"):
+        one, two = getattr(mbstat, method)(data, "dysp"), getattr(mbstat, method)(data, "dysp")
+        assert one == two and one != getattr(mbstat, method)(data, "either")
+
+
+def test_mb_to_pc_reports_no_spouses():
+    res = mbstat.mb_to_pc(sample_network("alarm", 3000, seed=2), "HR")
+    assert res.spouses is None and "Spouses" not in str(res.summary())
+    removed = set(res.params["blanket"]) - set(res.blanket)
+    assert (res.evidence.loc[sorted(removed), "decision"] == "exclude").all()
+
+
+def test_footer_says_which_exclusions_had_no_test():
+    data = sample_network("alarm", 500, seed=3)
+    res = mbstat.gs_m(data, "LVEDVOLUME")
+    ev = res.evidence
+    declined = ev["phase"] == "grow: declined by the power rule given the final set"
+    assert declined.any() and ev.loc[declined, "skipped"].all()
+    text = str(res.summary())
+    assert f"{int(declined.sum())} candidates excluded without a test: grow: declined" in text
+    assert "excluded by a test in .evidence" in text
+    text = str(mbstat.iamb(data, "CO").summary(alpha=0.9))
+    assert "by a rule of the search" not in text

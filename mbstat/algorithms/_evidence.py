@@ -35,6 +35,7 @@ class Decision:
     result: object  # a CIResult (or a row of a batch)
     strength: float  # larger = stronger evidence of dependence
     criterion: float = np.nan  # the learner's own decision quantity, where it has one
+    skipped: bool = False  # declined by a power rule without a test (independence assumed)
 
 
 def _strength(result) -> float:
@@ -62,10 +63,12 @@ class Ledger:
         if prev is None or prev.decision != "keep" or s < prev.strength:
             self._entries[feature] = Decision("keep", phase, result, s, float(criterion))
 
-    def exclude(self, feature, result, phase: str, criterion=np.nan) -> None:
-        """A test that leaves ``feature`` out (it replaces any earlier decision)."""
+    def exclude(self, feature, result, phase: str, criterion=np.nan, skipped=False) -> None:
+        """A test that leaves ``feature`` out (it replaces any earlier decision); ``result``
+        None with ``skipped``: a power rule declined the test (independence assumed)."""
         strength = _strength(result) if result is not None else -np.inf
-        self._entries[feature] = Decision("exclude", phase, result, strength, float(criterion))
+        self._entries[feature] = Decision("exclude", phase, result, strength, float(criterion),
+                                          skipped)
 
     def __contains__(self, feature) -> bool:
         return feature in self._entries
@@ -98,7 +101,7 @@ class Ledger:
             r = d.result
             if r is None:
                 rows.append((d.decision, d.phase, f, "", np.nan, np.nan, np.nan, np.nan,
-                             d.criterion, False, ""))
+                             d.criterion, d.skipped, "skipped" if d.skipped else ""))
                 continue
             tested = f if r.y == f else ", ".join(r.x)  # a test of the target against f
             rows.append((d.decision, d.phase, tested, ", ".join(r.z),

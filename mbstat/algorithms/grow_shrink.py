@@ -60,7 +60,8 @@ class _Search:
     n_power_skipped: int = 0
     bar: object = None  # progress bar (silent unless progress=True)
     ledger: object = None  # the evidence (see algorithms._evidence)
-    singles: dict = field(default_factory=dict)  # each candidate's last test alone, given S
+    # each candidate's last test alone given S, or the S given which the power rule declined it
+    singles: dict = field(default_factory=dict)
     # RGS: member -> subsets tested in the round that added it (the shrink's Bonferroni n)
     selected_among: dict = field(default_factory=dict)
     n_drawn: int = 0  # RGS: distinct subsets drawn, and of them declined by the power rule
@@ -131,12 +132,16 @@ class _Search:
         """
         ok = self.admissible(subsets)
         self.n_power_skipped += int(np.count_nonzero(~ok))
+        names = self.tester.dataset.names
+        given = frozenset(self.blanket)
+        for row in subsets[~ok]:  # singles the power rule declines: independence assumed
+            if (row[1:] < 0).all():
+                self.singles[names[row[0]]] = given
         tested = np.flatnonzero(ok)
         self.bar.update(len(subsets))
         self.bar.set_postfix(blanket=len(self.blanket), refresh=False)
         if not len(tested):
             return tested, None
-        names = self.tester.dataset.names
         xs = [tuple(names[j] for j in row if j >= 0) for row in subsets[tested].tolist()]
         batch = self.tester.test_many(xs, self.target, self.blanket, phase=_PHASE_GROW)
         self.singles.update((x[0], batch[i]) for i, x in enumerate(xs) if len(x) == 1)
@@ -162,10 +167,13 @@ class _Search:
             if x in given:
                 continue
             res = self.singles.get(x)
-            if res is None or set(res.z) != given:
+            if res == given:  # a frozenset: declined by the power rule given the final S
+                self.ledger.exclude(x, None, "grow: declined by the power rule given the "
+                                    "final set", skipped=True)
+            elif isinstance(res, frozenset) or res is None or set(res.z) != given:
                 self.ledger.exclude(x, None, "grow: not tested alone given the final set"
                                     if complete and self.room() != 0 else
-                                    f"not tested: max_sx = {self.max_sx} reached" if complete
+                                    f"growth stopped: max_sx = {self.max_sx} reached" if complete
                                     else "stopped: time budget or interrupt")
             elif res.independent or math.isnan(res.pvalue):
                 self.ledger.exclude(x, res, _PHASE_GROW)

@@ -58,7 +58,7 @@ def _forward_step(tester, target, blanket, candidates, trace, rule=significance,
     if max_sx is not None and len(blanket) > max_sx:
         for x in remaining if ledger is not None else ():
             if x not in ledger:
-                ledger.exclude(x, None, f"not tested: max_sx = {max_sx} reached")
+                ledger.exclude(x, None, f"growth stopped: max_sx = {max_sx} reached")
         return False
     batch = tester.test_many(remaining, target, blanket, phase=phase)
     dependent, keys = rule(remaining, batch)

@@ -184,9 +184,17 @@ def resolve_target(data, target):
     if len(target) != len(data):
         raise ValueError(f"target has {len(target)} values but data has {len(data)} rows")
     if isinstance(target, pd.Series) and not target.index.equals(data.index):
-        raise ValueError("target's index does not match the data's index; align them (or "
-                         "pass target.to_numpy() to match by position)")
-    label = target_label(getattr(target, "name", None), data.columns)
+        if not (data.index.is_unique and target.index.is_unique
+                and target.index.sort_values().equals(data.index.sort_values())):
+            raise ValueError("target's index does not match the data's index; align them "
+                             "(or pass target.to_numpy() to match by position)")
+        target = target.reindex(data.index)  # the same labels in another order: aligned
+    name = getattr(target, "name", None)
+    if name is not None and str(name) in {str(c) for c in data.columns}:
+        raise ValueError(f"target is named {str(name)!r} like a column of data: pass "
+                         f"target={str(name)!r} to learn its blanket among the other columns, "
+                         "or drop that column from data")
+    label = target_label(name, data.columns)
     values = target.to_numpy() if isinstance(target, pd.Series) else target
     frame = data.copy(deep=False)  # the caller's frame is never modified
     frame[label] = pd.Series(values, index=data.index, dtype=getattr(target, "dtype", None))

@@ -340,8 +340,7 @@ def _mb_to_pc_search(run: Run, correct_mb, max_k) -> Found:
     pc, mb, _ = _mb_to_pc(run.tester, run.target, run.candidates, correct_mb,
                           _capped(max_k, run.max_sx, 0), run.ledger, notes, run.max_sx)
     run.trace.extend(("mb_to_pc", "keep", x, None) for x in pc)
-    return Found(pc, parents_children=pc, spouses=[x for x in mb if x not in pc],
-                 params={"blanket": tuple(mb)}, notes=tuple(notes))
+    return Found(pc, parents_children=pc, params={"blanket": tuple(mb)}, notes=tuple(notes))
 
 
 MBOR = Learner("mbor", "ci", "Markov boundary search using the OR condition (MBOR)",
@@ -490,7 +489,7 @@ def mb_to_pc(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_
     Returns
     -------
     MBResult
-        ``selected`` and ``parents_children`` are the PC set; ``spouses`` the
-        members of CorrectMB's blanket removed; ``params["blanket"]`` that
-        blanket.
+        ``selected`` and ``parents_children`` are the PC set (``spouses`` is
+        None: MBtoPC does not find them); ``params["blanket"]`` is CorrectMB's
+        blanket, whose members outside PC the evidence shows separated.
     """

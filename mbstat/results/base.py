@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._frozen import FrozenMapping, fields_equal
+from .._frozen import FrozenMapping, fields_equal, values_equal
 from ..ci.base import format_pvalue, plural
 
 __all__ = ["SelectionResult", "MBResult", "Summary", "format_call", "stars", "plural",
@@ -153,6 +153,37 @@ def _fmt_table(frame: pd.DataFrame, adjust: str = "BH") -> pd.DataFrame:
     return out
 
 
+def _timeless(trace):
+    """A trace without its clock (the seconds at each step are not part of a result's value)."""
+    if isinstance(trace, pd.DataFrame) and "seconds" in trace.columns:
+        return trace.drop(columns="seconds")
+    return trace
+
+
+def _exclusion_lines(rest: pd.DataFrame, level: float, own_level: bool) -> list:
+    """What the summary says of the excluded candidates: how many a test excluded (the
+    closest call), and how many were left out without one (and why)."""
+    if not len(rest):
+        return []
+    tested = rest[rest["pvalue"].notna()]
+    parts = []
+    if len(tested):
+        worst = tested["log_pvalue"].idxmin()
+        given = tested.loc[worst, "z"]
+        text = (f"{plural(len(tested), 'candidate')} excluded by a test in .evidence "
+                f"(smallest p = {format_pvalue(tested.loc[worst, 'pvalue'])}, for {worst}"
+                f"{' given ' + _shorten_set(given) if given else ''})")
+        low = int((tested["pvalue"] <= level).sum())
+        if low:
+            text += (f"; {low} of them at p <= {level:g}" +
+                     (", by a rule of the search (see their phase)" if own_level else ""))
+        parts.append(text + ".")
+    untested = rest[rest["pvalue"].isna()]
+    for phase, n in untested["phase"].value_counts().items():
+        parts.append(f"{plural(n, 'candidate')} excluded without a test: {phase}.")
+    return parts
+
+
 def _calibration_notes(shown: pd.DataFrame, n_rows: int) -> list:
     """What the summary says of how the p-values of the tests shown were obtained."""
     notes = []
@@ -160,9 +191,9 @@ def _calibration_notes(shown: pd.DataFrame, n_rows: int) -> list:
     if semi:
         its = "its p-value is" if semi == 1 else "their p-values are"
         notes.append(f"Note: {semi} of these tests {'was' if semi == 1 else 'were'} too sparse "
-                     f"for the asymptotic chi-square; {its} semiparametric (a chi-square "
-                     "fitted to permutations of x within the strata of z), which holds the "
-                     "level.")
+                     f"for the asymptotic chi-square; {its} semiparametric, which holds the "
+                     "level: a scaled chi-square c chi2(k) fitted to the mean and variance of "
+                     "permutations of x within the strata of z (df shows their mean).")
     weak = int(((shown["calibration"] == "asymptotic") & (n_rows < 5 * shown["df"])).sum())
     if weak:
         notes.append(f"Note: {weak} of these tests {'has' if weak == 1 else 'have'} fewer "
@@ -245,8 +276,13 @@ class SelectionResult:
             object.__setattr__(self, "tests", empty_tests())
 
     #: Results compare by value (frames by content, NaN equal to NaN), so a result equals
-    #: its unpickled copy; they hash by what they selected.
-    __eq__ = fields_equal
+    #: its unpickled copy and a rerun with the same inputs; the seconds taken (``elapsed``)
+    #: are not part of the value. They hash by what they selected.
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return (fields_equal(self, other, ignore=("elapsed", "trace"))
+                and values_equal(_timeless(self.trace), _timeless(other.trace)))
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.method, self.target, self.selected))
@@ -383,7 +419,7 @@ class MBResult(SelectionResult):
         level = self.alpha if alpha is None else check_alpha(alpha)
         tests = f"{self.n_tests} ({self.test}, alpha = {self.alpha:g}"
         counts = self.tests["calibration"].value_counts() if len(self.tests) else {}
-        if len(counts) > 1 or "asymptotic" not in counts:  # say how p-values were obtained
+        if len(counts) > 1 or (len(counts) and "asymptotic" not in counts):  # say how
             tests += "; " + ", ".join(f"{n} {kind}" for kind, n in counts.items())
         tests += f"), backend: {self.backend} ({self.device}), {self.elapsed:.3g} s"
         header = [
@@ -406,24 +442,11 @@ class MBResult(SelectionResult):
         tables = {caption: _fmt_table(sel, adjust)}
         if self.parents_children is not None:
             tables["Parents and children:"] = "  " + (", ".join(self.parents_children) or "(none)")
-            tables["Spouses:"] = "  " + (", ".join(self.spouses or ()) or "(none)")
+        if self.spouses is not None:
+            tables["Spouses:"] = "  " + (", ".join(self.spouses) or "(none)")
         footer = [SIGNIF_LEGEND]
         footer += _calibration_notes(sel, self.n_rows)
-        rest = table[~table["selected"]]
-        if len(rest):
-            tested = rest[rest["pvalue"].notna()]
-            text = f"{plural(len(rest), 'candidate')} excluded, each by its test in .evidence"
-            if len(tested):
-                worst = tested["log_pvalue"].idxmin()
-                p_min = format_pvalue(tested.loc[worst, "pvalue"])
-                given = tested.loc[worst, "z"]
-                text += (f"\n(smallest p = {p_min}, for {worst}"
-                         f"{' given ' + _shorten_set(given) if given else ''})")
-                above = int((tested["pvalue"] <= level).sum())
-                if above:
-                    text += (f"; {plural(above, 'exclusion')} at p <= {level:g}, by the "
-                             "learner's own rule")
-            footer.append(text + ".")
+        footer += _exclusion_lines(table[~table["selected"]], level, level == self.alpha)
         footer += list(self.notes)
         return Summary(f"Markov blanket: {self.title or self.method}", header, tables, footer)
 
