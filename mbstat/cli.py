@@ -55,8 +55,11 @@ def _result_table(result):
     try:
         return "p-value table", result.pvalues
     except AttributeError:
-        ranking = getattr(result, "ranking", None)
-        return ("ranking", ranking) if ranking is not None else (None, None)
+        for what in ("ranking", "scores"):  # fsdms ranks; wfsdms scores the nested subsets
+            table = getattr(result, what, None)
+            if table is not None:
+                return what, table
+        return None, None
 
 
 # --------------------------------------------------------------------- demo
@@ -277,9 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="CSV file with a header row (read as R's read.csv: only "
                                 "empty cells and NA are missing)")
     p.add_argument("--target", required=True, help="the column whose blanket is learned")
+    from .algorithms import LEARNERS
+
     p.add_argument("--method", default="iamb",
-                   help="a learner: iamb (default), inter_iamb, iamb_ip, mbor, gs_m, rgs, ppfs "
-                        "or fsdms")
+                   help=f"a learner of mbstat.LEARNERS: {', '.join(LEARNERS)} (default iamb)")
     p.add_argument("--alpha", type=float, help="the tests' level (default: the learner's, 0.05)")
     p.add_argument("--test", help="a CI test of mbstat.TESTS (default: the learner's, g2)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"))

@@ -565,7 +565,7 @@ def test_result_is_frozen_and_prints_like_htest():
     assert "Mutual Information (G2) test" in text
     assert "data:  v0 ~ v1 | v2 + v3" in text
     assert "G2 = " in text and "df = 16" in text and "p-value" in text
-    assert "alternative hypothesis: true value is greater than 0" in text
+    assert "alternative hypothesis: x and y are dependent given z" in text
 
 
 def test_batch_arrays_are_read_only_and_match_single_tests():
@@ -786,3 +786,15 @@ def test_ci_layer_imports_nothing_above_it():
                 target = ("." * node.level) + (node.module or "")
                 assert not any(part in target.split(".") for part in ("results", "algorithms")), (
                     path.name, target)
+
+
+def test_fisher_z_printout_is_two_sided_with_the_partial_correlation():
+    rng = np.random.default_rng(0)
+    x, z = rng.normal(size=200), rng.normal(size=200)
+    frame = pd.DataFrame({"x": x, "y": 0.3 * x + z + rng.normal(size=200), "z": z})
+    text = str(mbstat.ci_test(frame, "x", "y", ["z"], test="fisher_z"))
+    assert "alternative hypothesis: true partial correlation is not equal to 0" in text
+    rx = x - np.polyval(np.polyfit(z, x, 1), z)
+    ry = frame["y"] - np.polyval(np.polyfit(z, frame["y"], 1), z)
+    r = abs(np.corrcoef(rx, ry)[0, 1])
+    assert f"absolute partial correlation: {r:.6g}" in text

@@ -46,6 +46,10 @@ def _search(run: Run, prior, threshold, alpha_d, scale, start) -> Found:
     notes = ()
     if rule.criterion is not None:
         notes = (f"Criterion: {rule.criterion}.",)
+    if scale == "mi":
+        notes += ("Note: on the mi scale the threshold t decides (Eq. 24), not alpha: members "
+                  "may have p > alpha, and the MI estimate is biased upwards by about "
+                  "df / 2N at large df; scale='significance' decides at alpha.",)
     return Found(blanket, params={"prior": FrozenMapping(weights)}, notes=notes)
 
 

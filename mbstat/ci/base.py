@@ -370,10 +370,15 @@ class CIResult:
             "",
             f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
             f"{self.statistic_name} = {self.statistic:.5g}{df}, {_p_text(self.pvalue)}",
-            "alternative hypothesis: true value is greater than 0",
+            "alternative hypothesis: " + ("true partial correlation is not equal to 0"
+                                          if self.statistic_name == "z" else
+                                          "x and y are dependent given z"),
             "sample estimates:",
         ]
-        if not math.isnan(self.mi):
+        if self.statistic_name == "z" and not math.isnan(self.mi):  # Fisher's z: |r|
+            lines.append(f"absolute partial correlation: "
+                         f"{math.sqrt(max(0.0, -math.expm1(-2.0 * self.mi))):.6g}")
+        elif not math.isnan(self.mi):
             lines.append(f"mutual information (nats): {self.mi:.6g}")
         lines += [f"{name}: {getattr(self, name):.6g}" for name in self.batch.columns[len(FIELDS):]]
         return lines + [f"note: {text}" for text in self.batch.notes().values()]
