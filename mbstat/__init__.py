@@ -1,8 +1,9 @@
 """mbstat: Markov-blanket feature selection with an R-style functional API."""
 from __future__ import annotations
 
-from .algorithms import (LEARNERS, METHODS, fsdms, gs_m, iamb, iamb_ip, inter_iamb,
-                         learners_table, mb_to_pc, mbor, member_tests, pc_superset, ppfs, rgs,
+from .algorithms import (LEARNERS, METHODS, fast_iamb, fsdms, gs_m, hiton_mb, hiton_pc, iamb,
+                         iamb_fdr, iamb_ip, inter_iamb, learners_table, mb_to_pc, mbor,
+                         member_tests, mmmb, mmpc, pc_superset, ppfs, rgs, si_hiton_pc,
                          sp_superset, wfsdms)
 from .blankets import BlanketCollection, blankets
 from .backend import get_backend, gpu_available, set_backend
@@ -15,8 +16,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "as_dataset", "BlanketCollection", "blankets", "ci_test", "ci_test_batch", "CIResult",
-    "cond_mutual_info", "Dataset", "dependency", "fsdms", "get_backend", "gpu_available", "gs_m",
-    "iamb", "iamb_ip", "inter_iamb", "LEARNERS", "learners_table", "mb_to_pc", "mbor",
-    "member_tests", "METHODS", "pc_superset", "ppfs",
-    "ppi_test", "rgs", "set_backend", "sp_superset", "TESTS", "tests_table", "wfsdms",
+    "cond_mutual_info", "Dataset", "dependency", "fast_iamb", "fsdms", "get_backend",
+    "gpu_available", "gs_m", "hiton_mb", "hiton_pc", "iamb", "iamb_fdr", "iamb_ip", "inter_iamb",
+    "LEARNERS", "learners_table", "mb_to_pc", "mbor", "member_tests", "METHODS", "mmmb", "mmpc",
+    "pc_superset", "ppfs", "ppi_test", "rgs", "set_backend", "si_hiton_pc", "sp_superset", "TESTS",
+    "tests_table", "wfsdms",
 ]

@@ -11,6 +11,9 @@ from .iamb import iamb, inter_iamb
 from .iamb_ip import iamb_ip
 from .mbor import mb_to_pc, mbor, pc_superset, sp_superset
 from .grow_shrink import gs_m, rgs
+from .iamb_fdr import iamb_fdr
+from .fast_iamb import fast_iamb
+from .pc_based import hiton_mb, hiton_pc, mmmb, mmpc, si_hiton_pc
 from .ppfs import ppfs
 from .fsdms import fsdms, wfsdms
 # isort: on
