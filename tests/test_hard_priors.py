@@ -6,7 +6,8 @@ from mbstat.bn import random_dag
 from mbstat.datasets import load_network, sample_network
 
 CI_LEARNERS = {"iamb": {}, "inter_iamb": {}, "iamb_ip": {"scale": "significance"}, "mbor": {},
-               "mb_to_pc": {}, "gs_m": {}, "rgs": {"seed": 0}}
+               "mb_to_pc": {}, "gs_m": {}, "rgs": {"seed": 0}, "iamb_fdr": {}, "fast_iamb": {},
+               "mmpc": {}, "mmmb": {}, "hiton_pc": {}, "hiton_mb": {}, "si_hiton_pc": {}}
 
 
 def _sizes(tests):

@@ -74,7 +74,7 @@ def _search(run: Run, min_per_cell=5, start=None) -> Found:
         if not rest:
             break
         if max_sx is not None and len(mb) > max_sx:
-            stop_phase = f"not tested: max_sx = {max_sx} reached"
+            stop_phase = f"growth stopped: max_sx = {max_sx} reached"
             break
         snapshot = frozenset(mb)
         batch = tester.test_many(rest, target, tuple(mb), phase="grow")

@@ -119,7 +119,7 @@ def _search(run: Run, fdr: str = "by", start=None) -> Found:
             for x in cands:
                 d = ledger.decision(x)
                 if x not in state and (d is None or d.decision == "keep"):
-                    ledger.exclude(x, None, f"not tested: max_sx = {max_sx} reached")
+                    ledger.exclude(x, None, f"growth stopped: max_sx = {max_sx} reached")
             break
         results = _round(tester, target, cands, mb)
         rank, log_crit, dependent = _criteria(results, log_thr, log_alpha)
