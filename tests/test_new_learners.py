@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 
 import mbstat
+from test_evidence import _check as check_evidence
 from mbstat.algorithms.learners import Run
 from mbstat.bn import random_dag
 from mbstat.ci import CITester
 from mbstat.datasets import load_network, sample_network
-from test_hard_priors import _mentions, _sizes
+from test_hard_priors import _sizes
 
 # the modules (mbstat.algorithms.iamb_fdr etc. are the public functions' names too)
 FDR = importlib.import_module("mbstat.algorithms.iamb_fdr")
@@ -132,8 +133,6 @@ LEARNERS = {
     "hiton_mb": {},
     "si_hiton_pc": {"max_k": 2},
 }
-#: Exclusions that rest on a rule of the search rather than on an independence test.
-RULE_PHASES = {"stopped: state repeated", "stopped: too few rows per cell"}
 
 
 @pytest.fixture(scope="module", params=NETWORKS, ids=[n for n, _, _ in NETWORKS])
@@ -144,39 +143,12 @@ def sample(request):
     return data, targets
 
 
-def _check(res, on="pvalue"):
-    """Members kept on a test with p <= alpha; exclusions on a test with p > alpha (or
-    skipped); every test shown was made. ``on="criterion"``: the decisions are on the
-    learner's own criterion (IAMB-FDR's FDR-scaled p-value)."""
-    ev = res.evidence
-    alpha = res.alpha
-    assert list(ev.index[: len(res.blanket)]) == list(res.blanket)
-    keep = ev["decision"] == "keep"
-    assert set(ev.index[keep]) == set(res.blanket)
-    tested = ev["pvalue"].notna()
-    members = ev[keep]
-    assert tested[keep].all(), "every member was kept on a test"
-    assert (~members["skipped"]).all()
-    assert (members["pvalue"] <= alpha).all(), members
-    assert (members[on] <= alpha).all(), members
-    out = ev[~keep & tested & ~ev["phase"].isin(RULE_PHASES)]
-    assert (out["skipped"] | (out[on] > alpha)).all(), out
-    assert tested.all(), ev[~tested]
-    log = res.tests
-    for feature, row in ev.iterrows():
-        made = log[(log["x"] == row["x"]) & (log["z"] == row["z"]) & (log["y"] == res.target)]
-        made = made if len(made) else log[(log["y"] == row["x"]) & (log["z"] == row["z"])
-                                          & (log["x"] == res.target)]
-        assert len(made) >= 1, (feature, row["x"], row["z"])
-        assert np.isclose(made["statistic"].iloc[0], row["statistic"], rtol=1e-12)
-
-
 @pytest.mark.parametrize("method", sorted(LEARNERS))
 def test_evidence_is_the_decision(sample, method):
     data, targets = sample
     for target in targets:
         res = getattr(mbstat, method)(data, target, alpha=0.01, **LEARNERS[method])
-        _check(res, on="criterion" if method == "iamb_fdr" else "pvalue")
+        check_evidence(res)  # as every learner's, in tests/test_evidence.py
         if method in ("mmmb", "hiton_mb"):
             assert res.blanket == (*res.parents_children, *res.spouses)
             spouses = res.evidence.loc[list(res.spouses)]
@@ -265,7 +237,7 @@ def test_fast_iamb_data_rule_stops_the_growth():
     free = mbstat.fast_iamb(data, "HR", min_per_cell=None)
     assert not any("rows per cell" in note for note in free.notes)
     assert len(res.blanket) <= len(free.blanket)
-    _check(res)
+    check_evidence(res)
 
 
 @pytest.mark.parametrize("method", ["mmpc", "hiton_mb"])
@@ -307,20 +279,6 @@ def test_learner_table_rows():
 # ---------------------------------------------------------------------------
 # hard priors and max_sx (bnlearn's learn.mb options), as tests/test_hard_priors.py
 # ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("method", NEW)
-def test_lists_and_cap_are_honoured_on_data(method):
-    data = sample_network("alarm", 2000, seed=3)
-    res = getattr(mbstat, method)(data, "HR", whitelist=["BP"], blacklist=["CO", "HRBP"],
-                                  max_sx=2)
-    assert "BP" in res.blanket and not {"CO", "HRBP"} & set(res.blanket)
-    assert not _mentions(res.tests, "CO") and not _mentions(res.tests, "HRBP")
-    assert _sizes(res.tests).max() <= 2
-    ev = res.evidence
-    assert ev.loc["BP", ["decision", "phase"]].tolist() == ["keep", "whitelist"]
-    assert ev.loc["CO", ["decision", "phase"]].tolist() == ["exclude", "blacklist"]
-    assert "max_sx = 2" in res.call and res.params["max_sx"] == 2
 
 
 @pytest.mark.parametrize("method", NEW)
