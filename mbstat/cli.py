@@ -215,8 +215,8 @@ def select(args) -> int:
         params.setdefault("progress", True)
     try:
         result = row.function(data, args.target, **params)
-    except (ValueError, TypeError, RuntimeError) as exc:
-        raise UsageError(str(exc)) from None
+    except (ValueError, TypeError, RuntimeError) as exc:  # in the command line's words
+        raise UsageError(str(exc).replace("na='drop'", "--na drop")) from None
     print(result.summary())
     if args.out:
         what, table = _result_table(result)

@@ -7,6 +7,7 @@ the third. Algorithms and CI tests only ever see a ``Dataset``.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -129,8 +130,8 @@ class Dataset:
         bad = [self.names[j] for j in columns if self.kinds[j] == CONTINUOUS]
         if bad:
             raise ValueError(
-                f"test {test!r} needs discrete data but columns {bad} are continuous; "
-                "pass discretize=<number of bins> to bin them at equal frequencies, "
+                f"test {test!r} needs discrete data but columns {_listed(bad)} are "
+                "continuous; pass discretize=<number of bins> to bin them at equal frequencies, "
                 "or use a continuous test such as test='fisher_z'"
             )
 
@@ -140,8 +141,8 @@ class Dataset:
         bad = [self.names[j] for j in columns if not self._numeric_levels[j]]
         if bad:
             raise ValueError(
-                f"test {test!r} needs numeric columns but columns {bad} have non-numeric "
-                "levels; use a discrete test such as test='g2'"
+                f"test {test!r} needs numeric columns but columns {_listed(bad)} have "
+                "non-numeric levels; use a discrete test such as test='g2'"
             )
 
     @cached_property
@@ -190,6 +191,11 @@ class Dataset:
             kinds=tuple(self.kinds[j] for j in idx),
             values=None if self.values is None else np.asfortranarray(self.values[:, idx]),
         )
+
+
+def _listed(names, k: int = 8) -> str:
+    """The names as a list, or the first k of them and how many in all (never thousands)."""
+    return repr(list(names)) if len(names) <= k else _preview(names, k)
 
 
 def _preview(names, k: int = 8) -> str:
@@ -299,6 +305,10 @@ def _to_frame(data, names) -> pd.DataFrame:
         return data  # read only below: never modified
     if isinstance(data, pd.Series):
         raise ValueError("data must be 2-D (a DataFrame or a 2-D array); got a Series")
+    if isinstance(data, (str, bytes, os.PathLike)):
+        raise TypeError(f"data must be a DataFrame, a 2-D array or a Dataset; got a "
+                        f"{type(data).__name__} {str(data)[:60]!r} (read a file first, e.g. with "
+                        "pandas.read_csv)")
     if isinstance(data, Mapping):
         raise TypeError(f"data must be a DataFrame, a 2-D array or a Dataset; got a "
                         f"{type(data).__name__} (pandas.DataFrame(data) makes one)")

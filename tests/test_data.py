@@ -3,6 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import mbstat
 from mbstat import as_dataset, ci_test
 from mbstat.data import Dataset
 
@@ -274,3 +275,11 @@ def test_masked_entries_of_a_masked_array_are_missing():
     assert as_dataset(rec, na="drop").levels == ((1, 3), ("a", "c"))
     with pytest.raises(ValueError, match="got 1 after dropping 2 rows with missing values"):
         as_dataset(pd.DataFrame({"a": [None, None, 1.0], "b": [1, 2, 3]}), na="drop")
+
+
+def test_errors_name_few_columns_and_say_what_data_was():
+    wide = pd.DataFrame({f"s{j}": ["a", "b"] * 5 for j in range(300)})
+    with pytest.raises(ValueError, match=r"\(300 in all\) have non-numeric"):
+        mbstat.iamb(wide, "s0", test="fisher_z")
+    with pytest.raises(TypeError, match=r"got a str 'file.csv' \(read a file first"):
+        mbstat.iamb("file.csv", "a")

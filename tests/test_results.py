@@ -81,7 +81,12 @@ def test_significance_chosen_when_asked(result):
     np.testing.assert_array_equal(result.table("none")["p_adj"], result.table()["pvalue"])
     assert "p.adj " not in str(result.summary(adjust="none")).replace("p.adj  ", "")
     with pytest.raises(ValueError, match="adjust"):
-        result.table(adjust="fdr")
+        result.table(adjust="fdr_bh")
+    # R's names, any case; "fdr" is R's alias of BH
+    np.testing.assert_array_equal(result.table("fdr")["p_adj"], result.table("bh")["p_adj"])
+    for adjust, method in (("hochberg", "simes-hochberg"), ("Hommel", "hommel")):
+        np.testing.assert_allclose(result.table(adjust)["p_adj"],
+                                   multipletests(result.table()["pvalue"], method=method)[1])
     with pytest.raises(ValueError, match="alpha"):
         result.summary(alpha=2)
 

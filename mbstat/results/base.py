@@ -316,19 +316,27 @@ class SelectionResult:
         return feature in self.selected
 
 
-#: p.adjust names (R) -> statsmodels ``multipletests`` methods.
-ADJUSTMENTS = {"BH": "fdr_bh", "BY": "fdr_by", "holm": "holm", "bonferroni": "bonferroni",
+#: p.adjust names (R) -> statsmodels ``multipletests`` methods ("fdr" is R's alias of BH).
+ADJUSTMENTS = {"BH": "fdr_bh", "fdr": "fdr_bh", "BY": "fdr_by", "holm": "holm",
+               "hochberg": "simes-hochberg", "hommel": "hommel", "bonferroni": "bonferroni",
                "none": None}
+_CANONICAL = {name.lower(): name for name in ADJUSTMENTS}
+
+
+def _adjustment(adjust) -> str:
+    """R's name of an adjustment, case-insensitive ("bh" is "BH")."""
+    from .._validation import check_choice
+
+    name = _CANONICAL.get(adjust.lower(), adjust) if isinstance(adjust, str) else adjust
+    check_choice("adjust", name, ADJUSTMENTS)
+    return name
 
 
 def adjust_pvalues(pvalues, adjust: str = "BH") -> np.ndarray:
     """Adjusted p-values as R's ``p.adjust`` (via statsmodels); NaN entries stay NaN."""
-    from .._validation import check_choice
-
-    check_choice("adjust", adjust, ADJUSTMENTS)
     p = np.asarray(pvalues, dtype=float)
     out = p.copy()
-    method = ADJUSTMENTS[adjust]
+    method = ADJUSTMENTS[_adjustment(adjust)]
     ok = ~np.isnan(p)
     if method is not None and ok.any():
         from statsmodels.stats.multitest import multipletests
@@ -338,6 +346,7 @@ def adjust_pvalues(pvalues, adjust: str = "BH") -> np.ndarray:
 
 
 def _adj_label(adjust: str) -> str:
+    adjust = _adjustment(adjust)
     return "p.adj" if adjust == "none" else f"p.adj ({adjust})"
 
 
@@ -394,9 +403,9 @@ class MBResult(SelectionResult):
 
         Parameters
         ----------
-        adjust : {"BH", "BY", "holm", "bonferroni", "none"}
+        adjust : {"BH", "BY", "holm", "hochberg", "hommel", "bonferroni", "none"}
             Multiple-testing adjustment over the candidates' deciding tests,
-            as R's ``p.adjust`` (computed by statsmodels).
+            as R's ``p.adjust`` (computed by statsmodels; "fdr" is "BH"; any case).
         """
         frame = self.evidence
         frame["p_adj"] = adjust_pvalues(frame["pvalue"], adjust)
