@@ -60,7 +60,8 @@ class _Search:
     n_power_skipped: int = 0
     bar: object = None  # progress bar (silent unless progress=True)
     ledger: object = None  # the evidence (see algorithms._evidence)
-    # each candidate's last test alone given S, or the S given which the power rule declined it
+    # each candidate's last test alone: (S it was given, its result; None: the power rule
+    # declined it, independence assumed)
     singles: dict = field(default_factory=dict)
     # RGS: member -> subsets tested in the round that added it (the shrink's Bonferroni n)
     selected_among: dict = field(default_factory=dict)
@@ -134,9 +135,9 @@ class _Search:
         self.n_power_skipped += int(np.count_nonzero(~ok))
         names = self.tester.dataset.names
         given = frozenset(self.blanket)
-        for row in subsets[~ok]:  # singles the power rule declines: independence assumed
-            if (row[1:] < 0).all():
-                self.singles[names[row[0]]] = given
+        single = (subsets[:, 1:] < 0).all(axis=1)
+        for j in subsets[~ok & single, 0].tolist():  # declined singles: independence assumed
+            self.singles[names[j]] = (given, None)
         tested = np.flatnonzero(ok)
         self.bar.update(len(subsets))
         self.bar.set_postfix(blanket=len(self.blanket), refresh=False)
@@ -144,7 +145,7 @@ class _Search:
             return tested, None
         xs = [tuple(names[j] for j in row if j >= 0) for row in subsets[tested].tolist()]
         batch = self.tester.test_many(xs, self.target, self.blanket, phase=_PHASE_GROW)
-        self.singles.update((x[0], batch[i]) for i, x in enumerate(xs) if len(x) == 1)
+        self.singles.update((x[0], (given, batch[i])) for i, x in enumerate(xs) if len(x) == 1)
         return tested, batch
 
     def add(self, members, result) -> None:
@@ -162,24 +163,28 @@ class _Search:
         """The evidence of the candidates the growth left out: each one's own test given the
         final S (in the last pass). Left out by a rule rather than by that test (a round of
         RGS that added nothing, a stop) where the test is dependent or missing."""
-        given = set(self.blanket)
+        given = frozenset(self.blanket)
+        stopped = "stopped: time budget or interrupt"
         for x in self.candidates:
             if x in given:
                 continue
-            res = self.singles.get(x)
-            if res == given:  # a frozenset: declined by the power rule given the final S
+            then, res = self.singles.get(x, (None, None))
+            if then != given:  # no test of x alone given the final S
+                if not complete:
+                    phase = stopped
+                elif self.room() == 0:
+                    phase = f"growth stopped: max_sx = {self.max_sx} reached"
+                else:
+                    phase = "grow: not tested alone given the final set"
+                self.ledger.exclude(x, None, phase)
+            elif res is None:
                 self.ledger.exclude(x, None, "grow: declined by the power rule given the "
                                     "final set", skipped=True)
-            elif isinstance(res, frozenset) or res is None or set(res.z) != given:
-                self.ledger.exclude(x, None, "grow: not tested alone given the final set"
-                                    if complete and self.room() != 0 else
-                                    f"growth stopped: max_sx = {self.max_sx} reached" if complete
-                                    else "stopped: time budget or interrupt")
             elif res.independent or math.isnan(res.pvalue):
                 self.ledger.exclude(x, res, _PHASE_GROW)
             else:
                 self.ledger.exclude(x, res, "stopped: round added nothing" if complete
-                                    else "stopped: time budget or interrupt")
+                                    else stopped)
 
 
 def _dependent(batch) -> np.ndarray:
