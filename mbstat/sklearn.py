@@ -14,18 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["MarkovBlanketSelector"]
 
-_TARGET = "__target__"
-
-
-def _target_name(y, columns) -> str:
-    """y's name (a Series') for the learner's target, unless a column of X has it; else
-    ``__target__``, with underscores added until no column has it."""
-    taken = {str(c) for c in columns}
-    name = getattr(y, "name", None)
-    name = _TARGET if name is None or str(name) in taken else str(name)
-    while name in taken:
-        name += "_"
-    return name
+_TARGET = "__target__"  # y's name when it has none (or a column of X has it)
 
 
 class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
@@ -67,10 +56,11 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Learn the blanket of y among the columns of X."""
-        from .algorithms import METHODS
+        from .algorithms import LEARNERS
+        from .algorithms.learners import target_label
         from ._validation import check_choice
 
-        check_choice("method", self.method, METHODS)
+        check_choice("method", self.method, LEARNERS)
         if isinstance(X, pd.DataFrame):  # keep categorical and string columns as they are
             validate_data(self, X, y, skip_check_array=True)
             frame = X.reset_index(drop=True).copy()
@@ -78,7 +68,7 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
             X, _ = validate_data(self, X, y, dtype=None, ensure_min_samples=2,
                                  ensure_all_finite=True, multi_output=False)
             frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
-        target = _target_name(y, frame.columns)
+        target = target_label(getattr(y, "name", None), frame.columns, default=_TARGET)
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != len(frame):
             raise ValueError(f"y must be 1-D with one entry per row of X ({len(frame)}); "
@@ -94,7 +84,7 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
             kwargs["discretize"] = bins
         if self.backend is not None:
             kwargs["backend"] = self.backend
-        self.result_ = METHODS[self.method](frame, target, **kwargs)
+        self.result_ = LEARNERS[self.method].function(frame, target, **kwargs)
         chosen = set(self.result_.selected)  # names as the data layer reads them: str(label)
         self.support_ = np.array([str(c) in chosen for c in frame.columns[:-1]], dtype=bool)
         return self

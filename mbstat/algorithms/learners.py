@@ -154,11 +154,11 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 
 
-def target_label(name, columns) -> str:
+def target_label(name, columns, default: str = "y") -> str:
     """The name a target vector takes beside the features: its own (a Series') unless a
-    column has it, else ``y``, with underscores added until no column has it."""
+    column has it, else ``default``, with underscores added until no column has it."""
     taken = {str(c) for c in columns}
-    label = "y" if name is None or str(name) in taken else str(name)
+    label = default if name is None or str(name) in taken else str(name)
     while label in taken:
         label += "_"
     return label
@@ -170,7 +170,6 @@ def resolve_target(data, target):
     if not isinstance(target, (pd.Series, np.ndarray)):
         if not hasattr(target, "__len__") or isinstance(target, str):
             return data, target  # a name or position, checked (and refused) with the data
-
         raise TypeError("target must be a column name or position, or a Series / 1-D array "
                         f"with one value per row of data; got {_describe(target)}")
     if getattr(target, "ndim", 1) != 1:
