@@ -70,15 +70,32 @@ def _check(res):
         assert np.isclose(made["statistic"].iloc[0], row["statistic"], rtol=1e-12)
 
 
-@pytest.mark.parametrize("method", sorted(LEARNERS))
-def test_evidence_is_the_decision(sample, method):
+#: Every learner with its defaults, and the PC learners' variants.
+CASES = [*LEARNERS.items(), ("mmpc", {}), ("hiton_pc", {"symmetry": "or"}),
+         ("si_hiton_pc", {"max_k": 2})]
+#: Learners whose every candidate is decided on a test, every member at p <= alpha too.
+ALL_TESTED = {"iamb_fdr", "fast_iamb", "mmpc", "mmmb", "hiton_pc", "hiton_mb", "si_hiton_pc"}
+PC_ONLY = {"mmpc", "hiton_pc", "si_hiton_pc"}
+
+
+@pytest.mark.parametrize("method, args", CASES, ids=[f"{m}{a or ''}" for m, a in CASES])
+def test_evidence_is_the_decision(sample, method, args):
     data, targets = sample
     for target in targets:
-        res = getattr(mbstat, method)(data, target, alpha=0.01, **LEARNERS[method])
+        res = getattr(mbstat, method)(data, target, alpha=0.01, **args)
         _check(res)
         table = res.summary().tables
         caption = next(iter(table))
         assert "weakest test that kept it" in caption
+        ev = res.evidence
+        if method in ALL_TESTED:
+            assert ev["pvalue"].notna().all(), ev[ev["pvalue"].isna()]
+            assert (ev.loc[ev["decision"] == "keep", "pvalue"] <= res.alpha).all()
+        if method in ("mbor", "mmmb", "hiton_mb"):
+            assert res.blanket == (*res.parents_children, *res.spouses)
+            assert (ev.loc[list(res.spouses), "phase"] == "spouses").all()
+        elif method in PC_ONLY:
+            assert res.parents_children == res.blanket and res.spouses is None
 
 
 def test_iamb_ip_criterion_decides_on_the_mi_scale():

@@ -119,42 +119,7 @@ def test_oracle_with_candidates_restricts_the_search():
         assert "either" not in set(res.tests["x"]) | set(res.tests["y"])
 
 
-# ---------------------------------------------------------------------------
-# evidence on data (the check of test_evidence.py)
-# ---------------------------------------------------------------------------
-
-NETWORKS = [("asia", 2000, 1), ("alarm", 3000, 2), ("insurance", 3000, 5)]
-LEARNERS = {
-    "iamb_fdr": {},
-    "fast_iamb": {},
-    "mmpc": {},
-    "mmmb": {},
-    "hiton_pc": {"symmetry": "or"},
-    "hiton_mb": {},
-    "si_hiton_pc": {"max_k": 2},
-}
-
-
-@pytest.fixture(scope="module", params=NETWORKS, ids=[n for n, _, _ in NETWORKS])
-def sample(request):
-    name, n, seed = request.param
-    data = sample_network(name, n, seed=seed)
-    targets = list(data.columns[:: max(1, data.shape[1] // 4)])[:4]
-    return data, targets
-
-
-@pytest.mark.parametrize("method", sorted(LEARNERS))
-def test_evidence_is_the_decision(sample, method):
-    data, targets = sample
-    for target in targets:
-        res = getattr(mbstat, method)(data, target, alpha=0.01, **LEARNERS[method])
-        check_evidence(res)  # as every learner's, in tests/test_evidence.py
-        if method in ("mmmb", "hiton_mb"):
-            assert res.blanket == (*res.parents_children, *res.spouses)
-            spouses = res.evidence.loc[list(res.spouses)]
-            assert (spouses["phase"] == "spouses").all()
-        elif method in PC_ONLY:
-            assert res.parents_children == res.blanket and res.spouses is None
+# Evidence on data: every learner, the new ones among them, in tests/test_evidence.py.
 
 
 # ---------------------------------------------------------------------------
