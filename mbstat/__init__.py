@@ -11,14 +11,15 @@ from .ci import TESTS, CIResult, ci_test, ci_test_batch, cond_mutual_info, tests
 from .ci.ppi import ppi_test
 from .data import Dataset, as_dataset
 from .dependency import dependency
+from .stability import arc_strengths, stability
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "as_dataset", "BlanketCollection", "blankets", "ci_test", "ci_test_batch", "CIResult",
-    "cond_mutual_info", "Dataset", "dependency", "fast_iamb", "fsdms", "get_backend",
+    "arc_strengths", "as_dataset", "BlanketCollection", "blankets", "ci_test", "ci_test_batch",
+    "CIResult", "cond_mutual_info", "Dataset", "dependency", "fast_iamb", "fsdms", "get_backend",
     "gpu_available", "gs_m", "hiton_mb", "hiton_pc", "iamb", "iamb_fdr", "iamb_ip", "inter_iamb",
     "LEARNERS", "learners_table", "mb_to_pc", "mbor", "member_tests", "METHODS", "mmmb", "mmpc",
-    "pc_superset", "ppfs", "ppi_test", "rgs", "set_backend", "si_hiton_pc", "sp_superset", "TESTS",
-    "tests_table", "wfsdms",
+    "pc_superset", "ppfs", "ppi_test", "rgs", "set_backend", "si_hiton_pc", "sp_superset",
+    "stability", "TESTS", "tests_table", "wfsdms"
 ]

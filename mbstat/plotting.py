@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-__all__ = ["plot_pvalues", "plot_trace", "new_axes"]
+__all__ = ["plot_pvalues", "plot_trace", "plot_frequencies", "plot_heatmap", "new_axes"]
 
 _LOG10 = math.log(10.0)
 
@@ -75,4 +75,58 @@ def plot_trace(trace, alpha: float, ax=None, title: str = ""):
     ax.set_ylabel("-log10 p-value")
     ax.set_title(title)
     ax.legend(loc="best")
+    return ax
+
+
+def plot_frequencies(table, threshold: float, ax=None, title: str = "",
+                     threshold_label: str = "threshold"):
+    """Inclusion frequencies as bars with their intervals (``frequency, lower, upper``),
+    stable members (``stable``) highlighted, members of the full-data run (``full``) marked
+    with a dot on the axis, and the threshold as a line (drawn only when at most 1)."""
+    fresh = ax is None
+    ax = new_axes(ax, figsize=(max(5, 0.35 * len(table) + 2), 4.5))
+    x = np.arange(len(table))
+    freq = table["frequency"].to_numpy()
+    stable = table["stable"].to_numpy(bool)
+    err = np.vstack([freq - table["lower"].to_numpy(), table["upper"].to_numpy() - freq])
+    ax.bar(x, freq, color=np.where(stable, "C3", "C0"), yerr=err, capsize=2,
+           ecolor="0.3")
+    full = table["full"].to_numpy(bool)
+    handles = []
+    if full.any():
+        handles += ax.plot(x[full], np.full(full.sum(), 0.02), "o", color="k", ms=4,
+                           label="selected on all the data", zorder=3)
+    if threshold <= 1:
+        handles.append(ax.axhline(threshold, color="k", ls="--", lw=1, label=threshold_label))
+    ax.set_xticks(x)
+    ax.set_xticklabels(table.index, rotation=90)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("inclusion frequency (95% interval)")
+    ax.set_title(title)
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color="C3", label="stable"), Patch(color="C0", label="not stable"),
+                       *handles], loc="upper right", fontsize=8)
+    if fresh:
+        ax.figure.tight_layout()
+    return ax
+
+
+def plot_heatmap(frame, ax=None, title: str = "", label: str = ""):
+    """A square heat map of a frame of values in [0, 1] (NaN blank), names on both axes."""
+    fresh = ax is None
+    size = max(5, 0.22 * max(frame.shape) + 2)
+    ax = new_axes(ax, figsize=(size + 1, size))
+    image = ax.imshow(np.ma.masked_invalid(frame.to_numpy(dtype=float)), vmin=0, vmax=1,
+                      cmap="viridis", aspect="auto", interpolation="nearest")
+    ax.set_xticks(np.arange(frame.shape[1]))
+    ax.set_xticklabels(frame.columns, rotation=90, fontsize=7)
+    ax.set_yticks(np.arange(frame.shape[0]))
+    ax.set_yticklabels(frame.index, fontsize=7)
+    ax.set_xlabel(frame.columns.name or "")
+    ax.set_ylabel(frame.index.name or "")
+    ax.figure.colorbar(image, ax=ax, label=label)
+    ax.set_title(title)
+    if fresh:
+        ax.figure.tight_layout()
     return ax
