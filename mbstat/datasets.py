@@ -5,6 +5,8 @@
   (:func:`list_networks`).
 * :func:`make_parity` — the near-parity domains of Margaritis (2009).
 * :func:`make_corral` — CorrAL, CorrAL-46 and CorrAL-47 as in Liu et al.
+* :func:`make_wide_binary` — a THROMBIN-shaped wide set of sparse binary features
+  with a known Markov blanket.
 * :func:`load_wine`, :func:`load_wdbc`, :func:`load_diabetes` — scikit-learn's
   bundled copies of the UCI data sets, as DataFrames.
 """
@@ -30,6 +32,7 @@ __all__ = [
     "load_wine",
     "make_corral",
     "make_parity",
+    "make_wide_binary",
     "sample_network",
 ]
 
@@ -296,6 +299,136 @@ def make_corral(kind: str = "corral", seed=None, n_samples: int = 1024) -> pd.Da
                 cols[f"{base}_{k}"] = mismatch(cols[base], k * n // 16)
     cols["class"] = target
     return pd.DataFrame({k: np.asarray(v, dtype=np.int64) for k, v in cols.items()})
+
+
+# ---------------------------------------------------------------------------
+# Wide binary data
+# ---------------------------------------------------------------------------
+
+#: Columns generated per block by :func:`make_wide_binary` (bounds its working memory).
+_WIDE_BLOCK = 4096
+
+
+def make_wide_binary(n_rows: int = 1909, n_features: int = 139351, *, n_parents: int = 3,
+                     n_children: int = 2, n_copies: int = 2, density: float = 0.015,
+                     relevant_p: float = 0.3, noise: float = 0.1, sparse: bool = False,
+                     seed=None) -> pd.DataFrame:
+    """A THROMBIN-shaped data set: many sparse binary features, a binary target ``y``
+    whose Markov blanket is known.
+
+    The default shape is THROMBIN's (KDD Cup 2001; MBOR's scalability case): 1,909 rows
+    and 139,351 binary features. The columns follow a Bayesian network:
+
+    * ``P1 .. Pk`` (``n_parents``): Bernoulli(``relevant_p``) parents of ``y``, which is
+      Bernoulli(``sigmoid(-2 + 2 * (P1 + ... + Pk))``);
+    * ``C1 .. Cm`` (``n_children``): children of ``y``, each with one more parent, the
+      spouse ``Sj`` (Bernoulli(``relevant_p``)): ``Cj = (y or Sj)``, inverted with
+      probability ``noise``;
+    * ``RPi_c``, ``RCj_c`` (``n_copies`` per parent and child): noisy copies of ``Pi`` and ``Cj``
+      (each row inverted with probability ``noise``): strongly associated with ``y`` but
+      outside its blanket (a child of a parent, a child of a child);
+    * ``X1 ..``: the rest, independent Bernoulli columns whose densities are drawn from
+      a Gamma(0.5) distribution with mean ``density`` (THROMBIN's columns are 1-2%
+      ones; many are nearly empty), capped at 0.5.
+
+    The Markov blanket of ``y`` is ``{P*, C*, S*}`` (``df.attrs["blanket"]``; also
+    ``"parents"``, ``"children"``, ``"spouses"``). Columns are in a random order (same
+    seed, same order), ``y`` last.
+
+    Parameters
+    ----------
+    n_rows : int, default 1909
+    n_features : int, default 139351
+        Features besides ``y``, at least ``n_parents + 2 * n_children`` plus the copies.
+    n_parents, n_children, n_copies : int
+        Parents (>= 1), children (>= 0, each with a spouse), noisy copies of each (>= 0).
+    density : float, default 0.015
+        Mean share of ones in the independent columns, in (0, 0.5].
+    relevant_p : float, default 0.3
+        Share of ones of the parents and spouses, in (0, 1).
+    noise : float, default 0.1
+        Inversion probability of the children and copies, in [0, 0.5).
+    sparse : bool, default False
+        Columns as pandas sparse arrays (``SparseDtype("uint8", 0)``) instead of dense
+        uint8; built one block of columns at a time, never as one dense matrix.
+    seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        ``n_rows`` x (``n_features`` + 1) of uint8 zeros and ones, ``y`` last.
+
+    Examples
+    --------
+    >>> df = make_wide_binary(500, 2000, seed=0)
+    >>> df.shape, df.attrs["blanket"]
+    ((500, 2001), ('P1', 'P2', 'P3', 'C1', 'C2', 'S1', 'S2'))
+    """
+    n_rows = check_int("n_rows", n_rows, low=2)
+    n_parents = check_int("n_parents", n_parents, low=1)
+    n_children = check_int("n_children", n_children, low=0)
+    n_copies = check_int("n_copies", n_copies, low=0)
+    n_rel = n_parents + 2 * n_children + n_copies * (n_parents + n_children)
+    n_features = check_int("n_features", n_features, low=n_rel)
+    density = check_number("density", density, low=0.0, high=0.5, closed="right")
+    relevant_p = check_number("relevant_p", relevant_p, low=0.0, high=1.0, closed="neither")
+    noise = check_number("noise", noise, low=0.0, high=0.5, closed="left")
+    rng = check_seed(seed)
+
+    def bits(p, size=n_rows):
+        return rng.random(size) < p
+
+    cols = {}
+    for i in range(n_parents):
+        cols[f"P{i + 1}"] = bits(relevant_p)
+    logit = -2.0 + 2.0 * sum(cols[f"P{i + 1}"].astype(np.float64) for i in range(n_parents))
+    y = rng.random(n_rows) < 1.0 / (1.0 + np.exp(-logit))
+    for j in range(n_children):
+        cols[f"S{j + 1}"] = bits(relevant_p)
+        cols[f"C{j + 1}"] = (y | cols[f"S{j + 1}"]) ^ bits(noise)
+    for base in [f"P{i + 1}" for i in range(n_parents)] + [f"C{j + 1}" for j in range(n_children)]:
+        for c in range(n_copies):
+            cols[f"R{base}_{c + 1}"] = cols[base] ^ bits(noise)
+    n_noise = n_features - len(cols)
+    dens = np.minimum(rng.gamma(0.5, 2.0 * density, n_noise), 0.5)
+    names = [*cols, *(f"X{i + 1}" for i in range(n_noise))]
+    order = rng.permutation(n_features)  # position of each name among the features
+    columns = np.empty(n_features, dtype=object)
+    columns[order] = names
+    relevant = np.column_stack(list(cols.values())).astype(np.uint8)
+    at = np.argsort(order)  # the name at each position
+
+    def block(lo, hi):
+        """Columns lo..hi-1 (feature positions) as a dense uint8 block."""
+        out = np.empty((n_rows, hi - lo), dtype=np.uint8)
+        which = at[lo:hi]
+        is_rel = which < len(cols)
+        out[:, is_rel] = relevant[:, which[is_rel]]
+        noise_at = which[~is_rel] - len(cols)
+        out[:, ~is_rel] = rng.random((n_rows, len(noise_at))) < dens[noise_at]
+        return out
+
+    blanket = dict(parents=tuple(f"P{i + 1}" for i in range(n_parents)),
+                   children=tuple(f"C{j + 1}" for j in range(n_children)),
+                   spouses=tuple(f"S{j + 1}" for j in range(n_children)))
+    if sparse:
+        from scipy import sparse as sp
+
+        parts = [sp.csc_array(block(lo, min(lo + _WIDE_BLOCK, n_features)))
+                 for lo in range(0, n_features, _WIDE_BLOCK)]
+        parts.append(sp.csc_array(y.astype(np.uint8)[:, None]))
+        df = pd.DataFrame.sparse.from_spmatrix(sp.hstack(parts, format="csc"),
+                                               columns=[*columns, "y"])
+    else:
+        values = np.empty((n_rows, n_features + 1), dtype=np.uint8)
+        for lo in range(0, n_features, _WIDE_BLOCK):
+            hi = min(lo + _WIDE_BLOCK, n_features)
+            values[:, lo:hi] = block(lo, hi)
+        values[:, -1] = y
+        df = pd.DataFrame(values, columns=[*columns, "y"], copy=False)
+    df.attrs.update(blanket=blanket["parents"] + blanket["children"] + blanket["spouses"],
+                    **blanket)
+    return df
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,49 @@
+"""Wide data: the THROMBIN-shaped generator, sparse input, learners on many features."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mbstat.datasets import make_wide_binary
+
+
+def test_make_wide_binary_shape_blanket_and_seed():
+    df = make_wide_binary(300, 500, seed=3)
+    assert df.shape == (300, 501) and df.columns[-1] == "y"
+    assert (df.dtypes == np.uint8).all()
+    assert df.attrs["blanket"] == ("P1", "P2", "P3", "C1", "C2", "S1", "S2")
+    assert set(df.attrs["blanket"]) <= set(df.columns)
+    assert df.equals(make_wide_binary(300, 500, seed=3))
+    assert not df.equals(make_wide_binary(300, 500, seed=4))
+    noise = df.filter(regex=r"^X")
+    assert 0.005 < noise.to_numpy().mean() < 0.03  # sparse: about 1.5% ones
+    # the relevant columns are not first: the order is shuffled
+    assert list(df.columns[:7]) != list(df.attrs["blanket"])
+
+
+def test_make_wide_binary_structure():
+    """Children depend on y and their spouse; copies of a parent are independent of y
+    given the parent (checked by G2 on a large sample)."""
+    from mbstat import ci_test
+
+    df = make_wide_binary(4000, 40, seed=0)
+    assert ci_test(df, "C1", "y").pvalue < 1e-10
+    assert ci_test(df, "S1", "y", ["C1"]).pvalue < 1e-6  # a spouse: dependent given C1
+    assert ci_test(df, "RP1_1", "y").pvalue < 1e-6
+    assert ci_test(df, "RP1_1", "y", ["P1"], calibration="asymptotic").pvalue > 1e-3
+
+
+def test_make_wide_binary_sparse_is_the_same_data():
+    dense = make_wide_binary(200, 300, seed=1)
+    sparse = make_wide_binary(200, 300, seed=1, sparse=True)
+    assert all(isinstance(t, pd.SparseDtype) for t in sparse.dtypes)
+    assert sparse.sparse.to_dense().astype(np.uint8).equals(dense)
+    assert sparse.attrs["blanket"] == dense.attrs["blanket"]
+
+
+def test_make_wide_binary_checks_arguments():
+    with pytest.raises(ValueError, match="n_features"):
+        make_wide_binary(100, 5)
+    with pytest.raises(ValueError, match="density"):
+        make_wide_binary(100, 50, density=0.9)
