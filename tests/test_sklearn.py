@@ -47,7 +47,10 @@ def test_float_features_are_binned_automatically():
     sel = MarkovBlanketSelector().fit(X, y)
     assert sel.get_feature_names_out().tolist() == ["x1"]
     with pytest.raises(ValueError, match="continuous.*discretize="):
-        MarkovBlanketSelector(discretize=None).fit(X, y)
+        MarkovBlanketSelector(discretize=None, test="g2").fit(X, y)
+    # unbinned, the default test="auto" runs the conditional Gaussian test on the mix
+    sel = MarkovBlanketSelector(discretize=None).fit(X, y)
+    assert sel.result_.test == "mi-cg" and "x1" in sel.get_feature_names_out().tolist()
 
 
 def test_bad_method():

@@ -163,7 +163,7 @@ FAST_IAMB = Learner("fast_iamb", "ci", "fast incremental association (Fast-IAMB)
 
 
 @FAST_IAMB.front_end
-def fast_iamb(data, target, test="g2", alpha=0.05, *, min_per_cell=5, start=None, backend=None,
+def fast_iamb(data, target, test="auto", alpha=0.05, *, min_per_cell=5, start=None, backend=None,
               candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None,
               na="raise", **test_args) -> MBResult:
     """Fast-IAMB: IAMB that adds several candidates per forward step (Yaramakala &

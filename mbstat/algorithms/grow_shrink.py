@@ -248,7 +248,7 @@ GS_M = Learner("gs_m", "ci", "grow-shrink with margin m = {m} (GS^({m}))", searc
 
 
 @GS_M.front_end
-def gs_m(data, target, m=1, test="g2", alpha=0.05, *, min_per_cell=1.0, start=None,
+def gs_m(data, target, m=1, test="auto", alpha=0.05, *, min_per_cell=1.0, start=None,
          backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
          discretize=None, na="raise", progress=False, **test_args) -> MBResult:
     """Grow-Shrink with margin m: GS^(m) (Margaritis 2009, Algorithm 1).
@@ -580,7 +580,7 @@ RGS = Learner("rgs", "ci", "randomized anytime grow-shrink (RGS^({m},{k}))", sea
 
 
 @RGS.front_end
-def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="g2", alpha=0.05, *,
+def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="auto", alpha=0.05, *,
         min_per_cell=1.0, start=None, backend=None, candidates=None, whitelist=None,
         blacklist=None, max_sx=None, discretize=None, na="raise", progress=False,
         **test_args) -> MBResult:

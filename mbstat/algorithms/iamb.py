@@ -159,7 +159,7 @@ INTER_IAMB = Learner("inter_iamb", "ci", "interleaved incremental association (I
 
 
 @IAMB.front_end
-def iamb(data, target, test="g2", alpha=0.05, *, start=None, backend=None, candidates=None,
+def iamb(data, target, test="auto", alpha=0.05, *, start=None, backend=None, candidates=None,
          whitelist=None, blacklist=None, max_sx=None, discretize=None, na="raise",
          **test_args) -> MBResult:
     """Incremental Association Markov Blanket (IAMB).
@@ -209,7 +209,7 @@ def iamb(data, target, test="g2", alpha=0.05, *, start=None, backend=None, candi
 
 
 @INTER_IAMB.front_end
-def inter_iamb(data, target, test="g2", alpha=0.05, *, start=None, backend=None,
+def inter_iamb(data, target, test="auto", alpha=0.05, *, start=None, backend=None,
                candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None,
                na="raise", **test_args) -> MBResult:
     """Interleaved IAMB: a backward pass after every addition.

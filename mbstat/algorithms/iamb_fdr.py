@@ -168,7 +168,7 @@ IAMB_FDR = Learner("iamb_fdr", "ci", "IAMB with false discovery rate control (IA
 
 
 @IAMB_FDR.front_end
-def iamb_fdr(data, target, test="g2", alpha=0.05, *, fdr="by", start=None, backend=None,
+def iamb_fdr(data, target, test="auto", alpha=0.05, *, fdr="by", start=None, backend=None,
              candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None,
              na="raise", **test_args) -> MBResult:
     """IAMB with false-discovery-rate control of the blanket (Peña 2008, IAMBFDR).

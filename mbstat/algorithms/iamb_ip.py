@@ -59,7 +59,7 @@ IAMB_IP = Learner("iamb_ip", "ci", "IAMB with informative priors (IAMB-IP), {sca
 
 @IAMB_IP.front_end
 def iamb_ip(data, target, prior=None, threshold=0.02, alpha_d=math.log(99), *, scale="mi",
-            test="g2", alpha=0.05, start=None, backend=None, candidates=None, whitelist=None,
+            test="auto", alpha=0.05, start=None, backend=None, candidates=None, whitelist=None,
             blacklist=None, max_sx=None, discretize=None, na="raise",
             **test_args) -> MBResult:
     """IAMB with a factored Bernoulli prior over the features (IAMB-IP).

@@ -6,7 +6,7 @@ function::
     IAMB = Learner("iamb", "ci", "incremental association (IAMB)", search=iamb_search)
 
     @IAMB.front_end
-    def iamb(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
+    def iamb(data, target, test="auto", alpha=0.05, *, backend=None, candidates=None,
              discretize=None, na="raise", **test_args) -> MBResult:
         '''The docstring users read.'''
 

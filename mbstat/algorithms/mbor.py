@@ -350,7 +350,7 @@ MB_TO_PC = Learner("mb_to_pc", "ci", "parents and children from a Markov blanket
 
 
 @MBOR.front_end
-def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
+def mbor(data, target, test="auto", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
          backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
          discretize=None, na="raise", **test_args) -> MBResult:
     """Markov boundary search using the OR condition (MBOR, Algorithm 1).
@@ -405,7 +405,7 @@ def mbor(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=No
     """
 
 
-def pc_superset(data, target, test="g2", alpha=0.05, *, backend=None, candidates=None,
+def pc_superset(data, target, test="auto", alpha=0.05, *, backend=None, candidates=None,
                 discretize=None, na="raise", **test_args) -> Superset:
     """PCSuperSet (MBOR's Algorithm 2): a superset of the parents and children.
 
@@ -427,7 +427,7 @@ def pc_superset(data, target, test="g2", alpha=0.05, *, backend=None, candidates
     return Superset("PCS", target, tuple(pcs), dsep, tester.n_tests, tester.log)
 
 
-def sp_superset(data, target, pcs=None, dsep=None, test="g2", alpha=0.05, *, backend=None,
+def sp_superset(data, target, pcs=None, dsep=None, test="auto", alpha=0.05, *, backend=None,
                 candidates=None, discretize=None, na="raise", **test_args) -> Superset:
     """SPSuperSet (MBOR's Algorithm 3): a superset of the spouses.
 
@@ -477,7 +477,7 @@ def sp_superset(data, target, pcs=None, dsep=None, test="g2", alpha=0.05, *, bac
 
 
 @MB_TO_PC.front_end
-def mb_to_pc(data, target, test="g2", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
+def mb_to_pc(data, target, test="auto", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
              backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
              discretize=None, na="raise", **test_args) -> MBResult:
     """MBtoPC (MBOR's Algorithm 4): parents and children from a Markov blanket.

@@ -442,7 +442,7 @@ def _doc(text: str) -> str:
 
 
 @MMPC.front_end
-def mmpc(data, target, test="g2", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
+def mmpc(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
          candidates=None, whitelist=None, blacklist=None, max_sx=None,
          discretize=None, na="raise", **test_args) -> MBResult:
     """Max-Min Parents and Children (MMPC; Tsamardinos, Aliferis & Statnikov 2003).
@@ -467,7 +467,7 @@ def mmpc(data, target, test="g2", alpha=0.05, *, max_k=3, symmetry="and", backen
 
 
 @MMMB.front_end
-def mmmb(data, target, test="g2", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
+def mmmb(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
          candidates=None, whitelist=None, blacklist=None, max_sx=None,
          discretize=None, na="raise", **test_args) -> MBResult:
     """Max-Min Markov Blanket (MMMB; Tsamardinos, Aliferis & Statnikov 2003).
@@ -487,7 +487,7 @@ def mmmb(data, target, test="g2", alpha=0.05, *, max_k=3, symmetry="and", backen
 
 
 @HITON_PC.front_end
-def hiton_pc(data, target, test="g2", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
+def hiton_pc(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
              candidates=None, whitelist=None, blacklist=None, max_sx=None,
              discretize=None, na="raise", **test_args) -> MBResult:
     """HITON-PC, interleaved (Aliferis et al. 2010, GLL-PC of Figure 2).
@@ -507,7 +507,7 @@ def hiton_pc(data, target, test="g2", alpha=0.05, *, max_k=3, symmetry="and", ba
 
 
 @HITON_MB.front_end
-def hiton_mb(data, target, test="g2", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
+def hiton_mb(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
              candidates=None, whitelist=None, blacklist=None, max_sx=None,
              discretize=None, na="raise", **test_args) -> MBResult:
     """HITON-MB (Aliferis et al. 2010, GLL-MB of Figure 7 with HITON-PC).
@@ -525,7 +525,7 @@ def hiton_mb(data, target, test="g2", alpha=0.05, *, max_k=3, symmetry="and", ba
 
 
 @SI_HITON_PC.front_end
-def si_hiton_pc(data, target, test="g2", alpha=0.05, *, max_k=3, symmetry="and",
+def si_hiton_pc(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and",
                 backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
                 discretize=None, na="raise", **test_args) -> MBResult:
     """Semi-interleaved HITON-PC (Aliferis et al. 2010, Figure 4; bnlearn's

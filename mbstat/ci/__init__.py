@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-def ci_test(data, x, y, z=(), test="g2", *, alpha=0.05, backend=None, discretize=None,
+def ci_test(data, x, y, z=(), test="auto", *, alpha=0.05, backend=None, discretize=None,
             na="raise", **test_args) -> CIResult:
     """Test whether x is independent of y given z.
 
@@ -60,7 +60,7 @@ def ci_test(data, x, y, z=(), test="g2", *, alpha=0.05, backend=None, discretize
     return tester.test(x, y, z)
 
 
-def ci_test_batch(data, xs, y, z=(), test="g2", *, alpha=0.05, backend=None,
+def ci_test_batch(data, xs, y, z=(), test="auto", *, alpha=0.05, backend=None,
                   discretize=None, na="raise", **test_args) -> CIBatch:
     """Test each x in ``xs`` against y given z in one pass over the data."""
     if isinstance(xs, str) or not hasattr(xs, "__iter__"):

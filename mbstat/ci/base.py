@@ -448,7 +448,9 @@ class CITester:
     data : Dataset, DataFrame, ndarray or BayesianNetwork
         A BayesianNetwork is accepted with ``test="oracle"`` (no rows needed).
     test : str or CITest
-        A name from :data:`mbstat.ci.TESTS` or a test object.
+        A name from :data:`mbstat.ci.TESTS` or a test object; "auto" (default) chooses
+        from the data's kinds (:func:`mbstat.ci.registry.choose_test`: g2, fisher_z or
+        mi-cg) and says why in :attr:`test_reason`.
     alpha : float
         Significance level of the decisions.
     backend : {"auto", "cpu", "gpu"} or None
@@ -458,7 +460,7 @@ class CITester:
         Arguments of the test (see :data:`mbstat.ci.TESTS`).
     """
 
-    def __init__(self, data, test="g2", *, alpha=0.05, backend=None, discretize=None,
+    def __init__(self, data, test="auto", *, alpha=0.05, backend=None, discretize=None,
                  na="raise", **test_args):
         from .._validation import check_alpha
         from ..backend import resolve_backend
@@ -466,12 +468,21 @@ class CITester:
         from .registry import make_test
 
         self.alpha = check_alpha(alpha)
+        #: Why the test was chosen (``test="auto"``), or None for a test named by the caller.
+        self.test_reason = None
+        if isinstance(test, str) and test == "auto":  # chosen from the data's kinds
+            from .registry import choose_test
+
+            self.dataset = as_dataset(data, na=na, discretize=discretize)
+            test, reason = choose_test(self.dataset.kinds)
+            self.test_reason = f'test="auto" chose {test!r}: {reason}'
         self.test_obj = make_test(test, data=data, **test_args)
-        if self.test_obj.kind == "oracle" and not isinstance(
-            data, (Dataset, pd.DataFrame, np.ndarray)
-        ):
-            data = _names_only(self.test_obj.nodes)
-        self.dataset = as_dataset(data, na=na, discretize=discretize)
+        if self.test_reason is None:
+            if self.test_obj.kind == "oracle" and not isinstance(
+                data, (Dataset, pd.DataFrame, np.ndarray)
+            ):
+                data = _names_only(self.test_obj.nodes)
+            self.dataset = as_dataset(data, na=na, discretize=discretize)
         self.backend = resolve_backend(backend, self.dataset.n_rows)
         self.xp = self.backend.xp
         self._codes_t = None

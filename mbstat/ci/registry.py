@@ -9,10 +9,11 @@ from .base import CITest
 from .contingency import ContingencyTest
 from .exact import ExactOracle
 from .gaussian import FisherZ
+from .mixed import ConditionalGaussian
 from .oracle import DSeparationOracle
 from .ppi import PPITest
 
-__all__ = ["TESTS", "make_test", "tests_table"]
+__all__ = ["TESTS", "choose_test", "make_test", "tests_table"]
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,14 @@ TESTS = MappingProxyType({
                       _PERMUTED, "discrete", "Monte Carlo permutation X2 test"),
     "fisher_z": TestSpec(FisherZ, {}, (), "continuous",
                          "Fisher's z test of zero partial correlation (Gaussian data)"),
+    "mi-cg": TestSpec(ConditionalGaussian, {}, (), "mixed",
+                      "conditional Gaussian likelihood-ratio test, bnlearn's mi-cg: continuous "
+                      "variables Gaussian and linear within the strata of the discrete ones"),
     "ppi": TestSpec(PPITest, {}, _PPI, "mixed",
                     "predictive permutation independence test (model-based; Hassan et al.)"),
+    "auto": TestSpec(type(None), {}, ("those of the chosen test",), "any",
+                     "chosen from the data's kinds, as bnlearn's check.test: all discrete: "
+                     "g2; all continuous: fisher_z; mixed: mi-cg (arguments go to it)"),
     "oracle": TestSpec(DSeparationOracle, {}, ("dag",), "none",
                        "d-separation oracle in a known DAG (exact-correctness checks)"),
     "exact": TestSpec(ExactOracle, {}, ("table", "names", "tol"), "none",
@@ -93,6 +100,19 @@ def tests_table():
     ).set_index("test")
 
 
+def choose_test(kinds) -> tuple:
+    """The test ``test="auto"`` runs on data of these column kinds, and why: (name, reason).
+
+    As bnlearn's ``check.test``: all discrete -> "g2", all continuous -> "fisher_z", a mix
+    -> "mi-cg" (the conditional Gaussian test)."""
+    kinds = set(kinds)
+    if "continuous" not in kinds:
+        return "g2", "all variables are discrete"
+    if kinds == {"continuous"}:
+        return "fisher_z", "all variables are continuous"
+    return "mi-cg", "the data mixes discrete and continuous variables"
+
+
 class UnknownTestArguments(TypeError):
     """Arguments that a CI test does not accept (a learner passes on the ones it does not
     take itself, so its message can say both)."""
@@ -112,6 +132,13 @@ def make_test(test, data=None, **args) -> CITest:
             raise TypeError(f"arguments {sorted(args)} cannot be given with a test object")
         return test
     v.check_choice("test", test, TESTS)
+    if test == "auto":
+        from ..data import Dataset
+
+        if not isinstance(data, Dataset):
+            raise ValueError("test 'auto' is chosen from a Dataset's kinds (CITester does "
+                             "this); pass a test name with this data")
+        test = choose_test(data.kinds)[0]
     spec = TESTS[test]
     unknown = sorted(set(args) - set(spec.accepts))
     if unknown:

@@ -1,0 +1,114 @@
+"""Shared pieces of the model-based CI tests (conditional Gaussian, regression, rank):
+design matrices from a Dataset, least squares within strata, chi-square tables.
+
+Everything is vectorized over rows; the only Python loops run over strata (configurations
+of discrete variables) or over the columns of a candidate's block.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import ASYMPTOTIC, results_table
+from .contingency import chi2_sf_logsf
+
+__all__ = ["chi2_table", "column_values", "dummies", "grouped_residuals", "grouped_rss",
+           "is_discrete", "strata", "MACHINE_TOL"]
+
+#: bnlearn's MACHINE_TOL (sqrt of the double epsilon): a residual standard error below it
+#: makes a conditional Gaussian model singular.
+MACHINE_TOL = float(np.sqrt(np.finfo(np.float64).eps))
+
+
+def is_discrete(dataset, j: int) -> bool:
+    return dataset.kinds[j] != "continuous"
+
+
+def column_values(dataset, cols) -> np.ndarray:
+    """Float matrix (n, len(cols)) of continuous columns."""
+    cols = list(cols)
+    if not cols:
+        return np.empty((dataset.n_rows, 0))
+    return np.asarray(dataset.numeric()[:, cols], dtype=np.float64)
+
+
+def strata(dataset, cols) -> tuple:
+    """Configurations of the discrete columns ``cols``: (codes 0..G-1 of the observed
+    configurations, G, the number of declared configurations, prod of the levels)."""
+    n = dataset.n_rows
+    cols = list(cols)
+    if not cols:
+        return np.zeros(n, dtype=np.intp), 1, 1
+    declared = int(np.prod([dataset.level_counts[j] for j in cols], dtype=np.float64))
+    key = np.zeros(n, dtype=np.int64)
+    for j in cols:  # a loop over columns: mixed-radix code of each row's configuration
+        key = key * dataset.level_counts[j] + dataset.codes[:, j]
+    uniq, inverse = np.unique(key, return_inverse=True)
+    return inverse.reshape(-1).astype(np.intp), len(uniq), declared
+
+
+def combine(g1, G1, g2, G2) -> tuple:
+    """Codes of the pairs (g1, g2), compacted to the observed pairs: (codes, G)."""
+    uniq, inverse = np.unique(g1.astype(np.int64) * G2 + g2, return_inverse=True)
+    return inverse.reshape(-1).astype(np.intp), len(uniq)
+
+
+def dummies(dataset, j: int) -> np.ndarray:
+    """Treatment-coded dummies (n, levels - 1) of discrete column j, the first declared level
+    as reference (as R's ``model.matrix``); unused levels give all-zero columns, dropped."""
+    k = dataset.level_counts[j]
+    codes = dataset.codes[:, j].astype(np.intp)
+    out = (codes[:, None] == np.arange(1, k)[None, :]).astype(np.float64)
+    return out[:, out.any(axis=0)]
+
+
+def _groups(g, G):
+    order = np.argsort(g, kind="stable")
+    counts = np.bincount(g, minlength=G)
+    return np.split(order, np.cumsum(counts)[:-1]), counts
+
+
+def grouped_residuals(Y, D, g, G):
+    """Residuals of the columns of Y (n, k) on D (n, p) by least squares within each
+    group of ``g`` (codes 0..G-1); rank-deficient designs handled by an SVD (singular
+    values below 1e-10 of the largest dropped). Returns (E (n, k), counts (G,))."""
+    Y = np.asarray(Y, dtype=np.float64)
+    E = np.empty_like(Y)
+    parts, counts = _groups(g, G)
+    for idx in parts:  # one least-squares fit per stratum
+        if not len(idx):
+            continue
+        d = D[idx]
+        if d.shape[1]:
+            u, s, _ = np.linalg.svd(d, full_matrices=False)
+            u = u[:, s > 1e-10 * max(s[0], 1e-300)] if len(s) else u[:, :0]
+            block = Y[idx]
+            E[idx] = block - u @ (u.T @ block)
+        else:
+            E[idx] = Y[idx]
+    return E, counts
+
+
+def grouped_rss(Y, D, g, G):
+    """Residual sums of squares (k, G) of each column of Y on D within each group, and the
+    group counts (G,)."""
+    E, counts = grouped_residuals(Y, D, g, G)
+    return group_sums(E * E, g, G).T, counts
+
+
+def group_sums(V, g, G):
+    """Sums (G, k) of the rows of V (n, k) in each group (one sparse product)."""
+    from scipy import sparse
+
+    n = len(g)
+    onehot = sparse.csr_matrix((np.ones(n), (g, np.arange(n))), shape=(G, n))
+    return np.asarray(onehot @ V)
+
+
+def chi2_table(statistic, df, n, calibration=ASYMPTOTIC):
+    """A results table of chi-square tests: p-values and their logs, ``mi`` = stat / 2n."""
+    statistic = np.maximum(np.asarray(statistic, dtype=np.float64), 0.0)
+    df = np.broadcast_to(np.asarray(df, dtype=np.float64), statistic.shape)
+    p, log_p = chi2_sf_logsf(statistic, np.ascontiguousarray(df))
+    return results_table(len(statistic), statistic=statistic, df=df, pvalue=p,
+                         log_pvalue=log_p, mi=statistic / (2.0 * max(n, 1)),
+                         calibration=calibration)
