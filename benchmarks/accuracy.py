@@ -4,11 +4,14 @@ Mean F1 against the true Markov blanket over every node of ``sample_network(NAME
 seed)``, alpha 0.05, the default test, averaged over seeds (with the spread over seeds)
 and the seconds for all nodes. bnlearn 4.9's figures (``iamb``, ``inter.iamb``, ``fast.iamb``,
 ``iamb.fdr``, ``gs`` with ``mi`` on the very same samples at seed 1, issue #15) are quoted: R is
-not available here. PC learners also report F1 against the true parents and children.
+not available here. pyCausalFS's MMMB and HITON-MB (``pip install pycausalfs``; its G2 test,
+alpha 0.05) run beside mbstat on the same samples with ``--peers`` (slow: one Python test at a
+time). PC learners also report F1 against the true parents and children.
 
     python benchmarks/accuracy.py                       # 3 networks, 500 / 5,000 / 20,000, 5 seeds
     python benchmarks/accuracy.py --quick               # alarm, 500 rows, 1 seed, 4 learners
     python benchmarks/accuracy.py --networks hailfinder --rows 5000 --learners iamb_fdr,mbor
+    python benchmarks/accuracy.py --rows 500,5000 --peers   # with pyCausalFS's MMMB, HITON-MB
 """
 from __future__ import annotations
 
@@ -17,13 +20,15 @@ import time
 import warnings
 
 import numpy as np
+import pandas as pd
 
 import mbstat
 from mbstat.bn import blanket_scores
 from mbstat.datasets import load_network, sample_network
 
-LEARNERS = ["iamb", "inter_iamb", "mbor", "gs_m", "iamb_fdr", "fast_iamb", "mmmb", "hiton_mb",
-            "mmpc", "hiton_pc", "si_hiton_pc"]
+LEARNERS = ["iamb", "inter_iamb", "mbor", "gs_m", "iamb_fdr", "fast_iamb", "fbed", "mmmb",
+            "hiton_mb", "mmpc", "hiton_pc", "si_hiton_pc"]
+PEERS = ("MMMB", "HITON_MB")
 #: bnlearn 4.9, alpha 0.05, mi (iamb / inter.iamb / fast.iamb / iamb.fdr / gs), seed 1 (issue #15)
 BNLEARN = {
     ("alarm", 500): (.693, .693, .580, .662, .597),
@@ -55,12 +60,38 @@ def score(name: str, rows: int, seed: int, learner: str):
     return float(np.mean(f1_mb)), float(np.mean(f1_pc)), time.perf_counter() - start
 
 
+def peer_score(name: str, rows: int, seed: int, peer: str):
+    """pyCausalFS's learner ``peer`` on the same sample: (mean F1, nan, seconds), or None."""
+    try:
+        from pyCausalFS.CBD.MBs.HITON.HITON_MB import HITON_MB
+        from pyCausalFS.CBD.MBs.MMMB.MMMB import MMMB
+    except ImportError:
+        return None
+    func = {"MMMB": MMMB, "HITON_MB": HITON_MB}[peer]
+    net = load_network(name)
+    data = mbstat.as_dataset(sample_network(name, rows, seed=seed))
+    codes = pd.DataFrame(data.codes.astype(int))  # the peer takes integer codes by position
+    start = time.perf_counter()
+    f1 = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for v in net.nodes:
+            found = func(codes, data.names.index(v), 0.05, True)[0]
+            f1.append(blanket_scores([data.names[i] for i in found],
+                                     net.markov_blanket(v))["F1"])
+    return float(np.mean(f1)), np.nan, time.perf_counter() - start
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", default="alarm,insurance,hailfinder")
     parser.add_argument("--rows", default="500,5000,20000")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 1..N")
     parser.add_argument("--learners", default=",".join(LEARNERS))
+    parser.add_argument("--peers", action="store_true",
+                        help="also run pyCausalFS's MMMB and HITON-MB (if installed)")
+    parser.add_argument("--peer-seeds", type=int, default=1,
+                        help="seeds 1..N for the pyCausalFS peers (slow)")
     parser.add_argument("--quick", action="store_true", help="alarm, 500 rows, one seed")
     args = parser.parse_args(argv)
     if args.quick:
@@ -80,6 +111,15 @@ def main(argv=None) -> None:
                                                            "si_hiton_pc") else ""
                 print(f"  {learner:12s} F1 {mb:.3f} ({sd:.3f})  {sec:7.2f} s{extra}", flush=True)
                 best = max(best, (learner, mb), key=lambda t: t[1])
+            for peer in PEERS if args.peers else ():
+                runs = [peer_score(name, rows, s, peer) for s in range(1, args.peer_seeds + 1)]
+                if runs[0] is None:
+                    print("  pyCausalFS not installed: pip install pycausalfs  (peers skipped)")
+                    break
+                runs = np.array(runs)
+                sd = runs[:, 0].std(ddof=1) if len(runs) > 1 else 0.0
+                print(f"  pyCausalFS {peer:9s} F1 {runs[:, 0].mean():.3f} ({sd:.3f})  "
+                      f"{runs[:, 2].mean():7.2f} s  ({len(runs)} seed(s))", flush=True)
             quoted = BNLEARN.get((name, rows))
             if quoted:
                 top = max(quoted)

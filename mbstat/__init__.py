@@ -1,8 +1,8 @@
 """mbstat: Markov-blanket feature selection with an R-style functional API."""
 from __future__ import annotations
 
-from .algorithms import (LEARNERS, METHODS, fast_iamb, fsdms, gs_m, hiton_mb, hiton_pc, iamb,
-                         iamb_fdr, iamb_ip, inter_iamb, learners_table, mb_to_pc, mbor,
+from .algorithms import (LEARNERS, METHODS, fast_iamb, fbed, fsdms, gs_m, hiton_mb, hiton_pc,
+                         iamb, iamb_fdr, iamb_ip, inter_iamb, learners_table, mb_to_pc, mbor,
                          member_tests, mmmb, mmpc, pc_superset, ppfs, rgs, si_hiton_pc,
                          sp_superset, wfsdms)
 from .blankets import BlanketCollection, blankets
@@ -17,9 +17,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "arc_strengths", "as_dataset", "BlanketCollection", "blankets", "ci_test", "ci_test_batch",
-    "CIResult", "cond_mutual_info", "Dataset", "dependency", "fast_iamb", "fsdms", "get_backend",
-    "gpu_available", "gs_m", "hiton_mb", "hiton_pc", "iamb", "iamb_fdr", "iamb_ip", "inter_iamb",
-    "LEARNERS", "learners_table", "mb_to_pc", "mbor", "member_tests", "METHODS", "mmmb", "mmpc",
+    "CIResult", "cond_mutual_info", "Dataset", "dependency", "fast_iamb", "fbed", "fsdms",
+    "get_backend", "gpu_available", "gs_m", "hiton_mb", "hiton_pc", "iamb", "iamb_fdr", "iamb_ip",
+    "inter_iamb", "LEARNERS", "learners_table", "mb_to_pc", "mbor", "member_tests", "METHODS",
+    "mmmb", "mmpc",
     "pc_superset", "ppfs", "ppi_test", "rgs", "set_backend", "si_hiton_pc", "sp_superset",
     "stability", "TESTS", "tests_table", "wfsdms"
 ]

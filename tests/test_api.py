@@ -44,7 +44,7 @@ def test_public_names_exist():
     for name in mbstat.__all__:
         assert hasattr(mbstat, name), name
     assert set(mbstat.METHODS) == {"iamb", "inter_iamb", "iamb_ip", "mbor", "mb_to_pc", "gs_m",
-                                   "rgs", "iamb_fdr", "fast_iamb", "mmpc", "mmmb", "hiton_pc",
+                                   "rgs", "iamb_fdr", "fast_iamb", "fbed", "mmpc", "mmmb", "hiton_pc",
                                    "hiton_mb", "si_hiton_pc", "ppfs", "fsdms", "wfsdms"}
     assert set(mbstat.LEARNERS) == set(mbstat.METHODS)
     table = mbstat.learners_table()

@@ -74,7 +74,8 @@ def _check(res):
 CASES = [*LEARNERS.items(), ("mmpc", {}), ("hiton_pc", {"symmetry": "or"}),
          ("si_hiton_pc", {"max_k": 2})]
 #: Learners whose every candidate is decided on a test, every member at p <= alpha too.
-ALL_TESTED = {"iamb_fdr", "fast_iamb", "mmpc", "mmmb", "hiton_pc", "hiton_mb", "si_hiton_pc"}
+ALL_TESTED = {"iamb_fdr", "fast_iamb", "fbed", "mmpc", "mmmb", "hiton_pc", "hiton_mb",
+              "si_hiton_pc"}
 PC_ONLY = {"mmpc", "hiton_pc", "si_hiton_pc"}
 
 

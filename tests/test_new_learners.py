@@ -20,10 +20,11 @@ from test_hard_priors import _sizes
 # the modules (mbstat.algorithms.iamb_fdr etc. are the public functions' names too)
 FDR = importlib.import_module("mbstat.algorithms.iamb_fdr")
 FAST = importlib.import_module("mbstat.algorithms.fast_iamb")
+FBED = importlib.import_module("mbstat.algorithms.fbed")
 PC = importlib.import_module("mbstat.algorithms.pc_based")
 
 N_DAGS = 200
-NEW = ["iamb_fdr", "fast_iamb", "mmpc", "mmmb", "hiton_pc", "hiton_mb", "si_hiton_pc"]
+NEW = ["iamb_fdr", "fast_iamb", "fbed", "mmpc", "mmmb", "hiton_pc", "hiton_mb", "si_hiton_pc"]
 PC_ONLY = {"mmpc", "hiton_pc", "si_hiton_pc"}
 HEURISTIC = {"mmpc": "mmpc", "mmmb": "mmpc", "hiton_pc": "hiton", "hiton_mb": "hiton",
              "si_hiton_pc": "si_hiton"}
@@ -46,6 +47,8 @@ def _search(method, tester, target, nodes, memo):
         return FDR._search(run)
     if method == "fast_iamb":
         return FAST._search(run)
+    if method == "fbed":
+        return FBED._search(run)
     search = PC._pc_search if method in PC_ONLY else PC._mb_search
     return search(run, HEURISTIC[method], max_k=None, memo=memo)
 
@@ -80,7 +83,7 @@ def test_oracle_200_random_dags_every_node(method):
 def test_oracle_public_api(method):
     """Through the front end (evidence assembled and checked), on larger DAGs."""
     func = getattr(mbstat, method)
-    extra = {} if method in ("iamb_fdr", "fast_iamb") else {"max_k": None}
+    extra = {} if method in ("iamb_fdr", "fast_iamb", "fbed") else {"max_k": None}
     for seed in (3, 4):
         net = random_dag(20, seed=seed) if seed % 2 else random_dag(20, max_parents=3, seed=seed)
         for v in net.nodes[::3]:
@@ -248,7 +251,7 @@ def test_learner_table_rows():
 
 @pytest.mark.parametrize("method", NEW)
 def test_oracle_with_whitelisted_true_members_stays_exact(method):
-    extra = {} if method in ("iamb_fdr", "fast_iamb") else {"max_k": None}
+    extra = {} if method in ("iamb_fdr", "fast_iamb", "fbed") else {"max_k": None}
     for seed in range(8):
         net = random_dag(10, max_parents=3, seed=seed)
         for v in net.nodes[::3]:

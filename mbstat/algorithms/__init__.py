@@ -13,6 +13,7 @@ from .mbor import mb_to_pc, mbor, pc_superset, sp_superset
 from .grow_shrink import gs_m, rgs
 from .iamb_fdr import iamb_fdr
 from .fast_iamb import fast_iamb
+from .fbed import fbed
 from .pc_based import hiton_mb, hiton_pc, mmmb, mmpc, si_hiton_pc
 from .ppfs import ppfs
 from .fsdms import fsdms, wfsdms
@@ -23,6 +24,6 @@ from .member_tests import member_tests
 #: Learners by name (public functions), in the order of :data:`LEARNERS`.
 METHODS = MappingProxyType({name: row.function for name, row in LEARNERS.items()})
 
-__all__ = ["LEARNERS", "Learner", "METHODS", "fsdms", "gs_m", "iamb", "iamb_ip", "inter_iamb",
-           "learners_table", "mb_to_pc", "mbor", "member_tests", "pc_superset", "ppfs", "rgs",
+__all__ = ["LEARNERS", "Learner", "METHODS", "fbed", "fsdms", "gs_m", "iamb", "iamb_ip",
+           "inter_iamb", "learners_table", "mb_to_pc", "mbor", "member_tests", "pc_superset", "ppfs", "rgs",
            "sp_superset", "wfsdms"]
