@@ -106,7 +106,7 @@ class BlanketCollection:
         return Summary(f"Markov blankets: {self.method}", header, {"Blankets:": table}, footer)
 
 
-def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, **params):
+def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, R=None, **params):
     """Learn the Markov blanket of many targets (default: every variable).
 
     Parameters
@@ -122,13 +122,22 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, **p
         ``joblib.parallel_config`` (threads, loky processes, or Dask).
     progress : bool
         Show a tqdm progress bar.
+    R : int, optional
+        Learn every blanket on R resamples too, and return their arc strengths
+        (:func:`mbstat.arc_strengths`; ``params`` then also take its ``resample``,
+        ``fraction``, ``threshold``, ``pfer``, ``seed`` and ``learner_args``).
     **params
         Passed to the method (``alpha``, ``test``, ...).
 
     Returns
     -------
-    BlanketCollection
+    BlanketCollection, or ArcStrengths with ``R``
     """
+    if R is not None:
+        from .stability import arc_strengths
+
+        return arc_strengths(data, targets, method, R, n_jobs=n_jobs, progress=progress,
+                             **params)
     from joblib import Parallel, delayed
 
     from .algorithms import LEARNERS

@@ -186,12 +186,37 @@ def _check_not_mixed(name, col) -> None:
             f"--na-values {found[0]!r}, if the column holds levels, give --text {name!r}")
 
 
+_CLI_NAMES = {"na='drop'": "--na drop", "R must": "--stability must", "pfer must": "--pfer must",
+              "threshold must": "--threshold must", "seed must": "--seed must",
+              "n_jobs must": "--jobs must",
+              "give threshold (a frequency cut) or pfer": "give --threshold or --pfer"}
+
+
+def _cli_words(message: str) -> str:
+    """An error message in the command line's words (its options for the arguments)."""
+    for text, option in _CLI_NAMES.items():
+        message = message.replace(text, option)
+    return message
+
+
+def _check_stability_options(args) -> None:
+    """The --stability options only with --stability."""
+    if args.stability is not None:
+        return
+    given = [f"--{name}" for name in ("pfer", "threshold", "seed")
+             if getattr(args, name) is not None]
+    given += ["--resample"] * (args.resample != "subsample") + ["--jobs"] * (args.jobs != 1)
+    if given:
+        raise UsageError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --stability R")
+
+
 def select(args) -> int:
     import mbstat
 
     path = Path(args.data)
     if not path.is_file():
         raise UsageError(f"data file not found: {path}")
+    _check_stability_options(args)
     _check_output(args.out, "--out")
     _check_output(args.plot, "--plot", image=True)
     data = read_csv(path, sep=args.sep, encoding=args.encoding, na_values=args.na_values,
@@ -211,15 +236,22 @@ def select(args) -> int:
         value = getattr(args, name)
         if value is not None:
             params[name] = value
-    if "progress" in row.parameters:
+    if "progress" in row.parameters and args.stability is None:
         params.setdefault("progress", True)
     try:
-        result = row.function(data, args.target, **params)
+        if args.stability is not None:
+            result = mbstat.stability(data, args.target, args.method, R=args.stability,
+                                      resample=args.resample, threshold=args.threshold,
+                                      pfer=args.pfer, seed=args.seed, n_jobs=args.jobs,
+                                      progress=sys.stderr.isatty(), **params)
+        else:
+            result = row.function(data, args.target, **params)
     except (ValueError, TypeError, RuntimeError) as exc:  # in the command line's words
-        raise UsageError(str(exc).replace("na='drop'", "--na drop")) from None
-    print(result.summary())
+        raise UsageError(_cli_words(str(exc))) from None
+    print(result.summary(top=None) if args.stability is not None else result.summary())
     if args.out:
-        what, table = _result_table(result)
+        what, table = (("frequency table", result.table) if args.stability is not None
+                       else _result_table(result))
         if table is None:
             raise UsageError(f"method {args.method!r} has no table to write")
         table.to_csv(args.out)
@@ -300,8 +332,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read this column as text levels even where some cells are numbers")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="any other argument of the method, e.g. --param m=3")
-    p.add_argument("--out", help="write the p-value table (fsdms: the ranking) to this CSV file")
+    p.add_argument("--out", help="write the p-value table (fsdms: the ranking; --stability: "
+                                 "the frequency table) to this CSV file")
     p.add_argument("--plot", help="write the plot to this image file")
+    p.add_argument("--stability", type=int, metavar="R",
+                   help="rerun the method on R resamples: print each candidate's inclusion "
+                        "frequency and the stable blanket (mbstat.stability)")
+    p.add_argument("--resample", choices=("subsample", "bootstrap"), default="subsample",
+                   help="with --stability: half the rows without replacement (default) or "
+                        "all the rows with replacement")
+    p.add_argument("--pfer", type=float,
+                   help="with --stability: the bound on the expected number of false members "
+                        "that sets the threshold (Meinshausen-Buhlmann; default 1)")
+    p.add_argument("--threshold", type=float,
+                   help="with --stability: a plain frequency cut instead of --pfer, e.g. 0.5")
+    p.add_argument("--seed", type=int, help="with --stability: the resampling seed (default: "
+                                           "drawn, and printed)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="with --stability: parallel workers (threads; -1: all cores)")
 
     p = sub.add_parser("vignettes", help="list or run the vignettes")
     p.add_argument("name", nargs="?")

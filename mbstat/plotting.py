@@ -88,7 +88,8 @@ def plot_frequencies(table, threshold: float, ax=None, title: str = "",
     x = np.arange(len(table))
     freq = table["frequency"].to_numpy()
     stable = table["stable"].to_numpy(bool)
-    err = np.vstack([freq - table["lower"].to_numpy(), table["upper"].to_numpy() - freq])
+    err = np.clip(np.vstack([freq - table["lower"].to_numpy(),
+                             table["upper"].to_numpy() - freq]), 0.0, None)
     ax.bar(x, freq, color=np.where(stable, "C3", "C0"), yerr=err, capsize=2,
            ecolor="0.3")
     full = table["full"].to_numpy(bool)

@@ -37,22 +37,29 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     params : dict, optional
         Further arguments of the method (e.g. ``{"m": 2}`` for gs_m).
     backend : {"auto", "cpu", "gpu"}, optional
+    stability : int or dict, optional
+        Keep the stable blanket instead of one run's: the number of resamples R, or the
+        arguments of :func:`mbstat.stability` (``{"R": 200, "pfer": 1, "seed": 0}``,
+        ``threshold``, ``resample``, ``n_jobs``). Without a ``seed`` in it, every fit
+        draws its own resamples (the seed used is in ``result_.seed``).
 
     Attributes
     ----------
-    result_ : the method's result (summary, p-values, tests)
+    result_ : the method's result (summary, p-values, tests), or with ``stability`` the
+        :class:`~mbstat.results.StabilityResult` (summary, inclusion frequencies)
     support_ : ndarray of bool
     feature_names_in_, n_features_in_ : as in scikit-learn
     """
 
     def __init__(self, method="iamb", alpha=None, test=None, discretize="auto", params=None,
-                 backend=None):
+                 backend=None, stability=None):
         self.method = method
         self.alpha = alpha
         self.test = test
         self.discretize = discretize
         self.params = params
         self.backend = backend
+        self.stability = stability
 
     def fit(self, X, y):
         """Learn the blanket of y among the columns of X."""
@@ -84,10 +91,27 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
             kwargs["discretize"] = bins
         if self.backend is not None:
             kwargs["backend"] = self.backend
-        self.result_ = LEARNERS[self.method].function(frame, target, **kwargs)
+        if self.stability is None:
+            self.result_ = LEARNERS[self.method].function(frame, target, **kwargs)
+        else:
+            from .stability import stability
+
+            self.result_ = stability(frame, target, self.method, **self._stability_args(),
+                                     **kwargs)
         chosen = set(self.result_.selected)  # names as the data layer reads them: str(label)
         self.support_ = np.array([str(c) in chosen for c in frame.columns[:-1]], dtype=bool)
         return self
+
+    def _stability_args(self) -> dict:
+        """The arguments of :func:`mbstat.stability` that ``stability`` gives."""
+        if isinstance(self.stability, dict):
+            return dict(self.stability)
+        if isinstance(self.stability, (int, np.integer)) and not isinstance(self.stability,
+                                                                            bool):
+            return {"R": int(self.stability)}
+        raise TypeError("stability must be the number of resamples R or a dict of "
+                        "mbstat.stability's arguments; got "
+                        f"{type(self.stability).__name__} {self.stability!r}")
 
     def _bins(self, frame, test):
         if self.discretize != "auto":

@@ -70,11 +70,12 @@ def stability(data, target, method="iamb", R=200, *, resample="subsample", fract
         ``pfer`` gives ``pi_thr = (1 + q^2 / (p * pfer)) / 2``. The theorem assumes
         subsamples of n/2 rows without replacement, exchangeable noise variables and a
         learner no worse than random guessing. When q^2 / p > pfer no pi_thr <= 1 meets the
-        bound: the stable blanket is empty and a warning says so (give a larger ``pfer``).
+        bound: a warning says so and the stable blanket holds the candidates selected in
+        every resample (pi_thr = 1, for which the bound is q^2 / p; give a larger ``pfer``).
     n_jobs : int
-        joblib workers over the resamples (-1: all cores); the backend follows the caller's
-        ``joblib.parallel_config`` (threads, loky processes, Dask). The result does not
-        depend on it.
+        joblib workers over the resamples (-1: all cores): threads unless the caller's
+        ``joblib.parallel_config`` names another backend (loky processes, Dask). The result
+        does not depend on it.
     seed : None or int >= 0
         Entropy of the ``numpy.random.SeedSequence`` the resamples are drawn from; None draws
         one, recorded in the result's ``seed`` (rerun with it to reproduce the result).
@@ -250,7 +251,7 @@ def _run_resamples(ds, targets, func, params, randomized, entropy, R, n, size, r
     if workers == 1:
         done = (_run_chunk(chunk, *job) for chunk in chunks)
     else:
-        done = Parallel(n_jobs=n_jobs, return_as="generator")(
+        done = Parallel(n_jobs=n_jobs, return_as="generator", prefer="threads")(
             delayed(_run_chunk)(chunk, *job) for chunk in chunks)
     out = []
     with progress_bar(progress, total=R, desc=desc, unit=" resample") as bar:
@@ -325,12 +326,13 @@ def _assemble(row, ds, target, full, rows, *, call, R, resample, size, entropy, 
         rule, cut = "pfer", mb_threshold(q, p, pfer)
         if cut > 1:
             message = (f"no frequency threshold bounds the expected number of false members "
-                       f"of {target!r} by pfer = {pfer:g}: q^2 / p = {q * q / p:.3g} with q = "
-                       f"{q:.3g} mean selected of p = {p} (the threshold would be "
-                       f"{cut:.3g} > 1); the stable blanket is empty: give a larger pfer or a "
-                       "threshold")
+                       f"of {target!r} by pfer = {pfer:g} (q = {q:.3g} mean selected of p = "
+                       f"{p}: the threshold would be {cut:.3g} > 1); the stable blanket holds "
+                       f"the candidates selected in every resample, for which the bound is "
+                       f"q^2 / p = {q * q / p:.3g}: give a larger pfer, or a threshold")
             warnings.warn(message, UserWarning, stacklevel=4)
             notes.append(f"Note: {message}.")
+            cut = 1.0
         if resample == "bootstrap":
             notes.append("Note: the Meinshausen-Buhlmann bound assumes subsamples of n/2 rows "
                          "without replacement; with bootstrap resamples it is a heuristic.")

@@ -87,7 +87,7 @@ class StabilityResult(SelectionResult):
     rule : {"pfer", "frequency"}
         How ``threshold`` was set: the Meinshausen-Bühlmann bound at ``pfer``, or given.
     threshold : float
-        The cut-off on the inclusion frequency (above 1 when the bound cannot be met).
+        The cut-off on the inclusion frequency (1 when no cut-off meets ``pfer``).
     pfer : float or None
         The bound asked for on the expected number of false selections (rule "pfer").
     q : float
@@ -120,6 +120,11 @@ class StabilityResult(SelectionResult):
     full: object = field(default=None, repr=False)
     learner_title: str = ""
     notes: tuple = ()
+
+    def __eq__(self, other):
+        return fields_equal(self, other, ignore=("elapsed",))
+
+    __hash__ = SelectionResult.__hash__
 
     def _repr_tail(self) -> str:
         return f"stable at frequency >= {self.threshold:.3g} over R = {self.R} {self.resample}s"
@@ -179,7 +184,10 @@ class StabilityResult(SelectionResult):
         if self.rule == "pfer":
             text = (f"stability selection (Meinshausen & Buhlmann 2010): E[false members] <= "
                     f"{self.pfer:g} with q = {q:.3g} mean selected of p = {p} candidates: "
-                    f"frequency >= (1 + q^2 / (p PFER)) / 2 = {self.threshold:.3g}")
+                    f"frequency >= (1 + q^2 / (p PFER)) / 2 = ")
+            cut = mb_threshold(q, p, self.pfer)
+            text += (f"{cut:.3g}" if cut <= 1 else
+                     f"{cut:.3g} > 1, so 1 (bound q^2 / p = {self.bound:.3g})")
         else:
             text = f"frequency >= {self.threshold:g} (given)"
             if self.threshold > 0.5:
