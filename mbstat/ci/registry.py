@@ -9,9 +9,12 @@ from .base import CITest
 from .contingency import ContingencyTest
 from .exact import ExactOracle
 from .gaussian import FisherZ
+from .kernel import RCoT
 from .mixed import ConditionalGaussian
 from .oracle import DSeparationOracle
+from .regression import RegressionLR
 from .ppi import PPITest
+from .rank import Spearman
 
 __all__ = ["TESTS", "choose_test", "make_test", "tests_table"]
 
@@ -71,9 +74,21 @@ TESTS = MappingProxyType({
                       _PERMUTED, "discrete", "Monte Carlo permutation X2 test"),
     "fisher_z": TestSpec(FisherZ, {}, (), "continuous",
                          "Fisher's z test of zero partial correlation (Gaussian data)"),
+    "spearman": TestSpec(Spearman, {}, (), "continuous",
+                         "Spearman's rank partial correlation: Fisher's z on ranks, variance "
+                         "1.06 / (n - |z| - 3) (monotone relations)"),
+    "rcot": TestSpec(RCoT, {}, ("num_f", "num_f2", "calibration", "B", "seed"), "continuous",
+                     "randomized conditional correlation test (Strobl et al. 2019): random "
+                     "Fourier features, Hall-Buckley-Eagleson null; non-linear relations, "
+                     "large n", {"num_f": 100, "num_f2": 5, "calibration": "asymptotic"}),
     "mi-cg": TestSpec(ConditionalGaussian, {}, (), "mixed",
                       "conditional Gaussian likelihood-ratio test, bnlearn's mi-cg: continuous "
                       "variables Gaussian and linear within the strata of the discrete ones"),
+    "reg-lr": TestSpec(RegressionLR, {}, ("model",), "mixed",
+                       "regression likelihood-ratio test of y on z with and without x (MXM's "
+                       "testIndReg / testIndLogistic / testIndMultinom): least squares, "
+                       "logistic or multinomial logit by y's kind; not symmetric",
+                       {"model": "auto"}),
     "ppi": TestSpec(PPITest, {}, _PPI, "mixed",
                     "predictive permutation independence test (model-based; Hassan et al.)"),
     "auto": TestSpec(type(None), {}, ("those of the chosen test",), "any",
@@ -86,8 +101,34 @@ TESTS = MappingProxyType({
 })
 
 
+_CHI2_TABLE = ("chi-square of the G2/X2 statistic: enough rows per cell of the table "
+               "(about 5)")
+#: When each test's p-value holds its level (the README's "Choosing a test").
+ASSUMPTIONS = {
+    "g2": _CHI2_TABLE + "; sparse tables calibrated by permutations",
+    "g2-adf": _CHI2_TABLE, "x2": _CHI2_TABLE + "; sparse tables calibrated by permutations",
+    "x2-adf": _CHI2_TABLE,
+    "sp-g2": "exchangeability of x within the strata of z; chi-square shape of the null",
+    "sp-x2": "exchangeability of x within the strata of z; chi-square shape of the null",
+    "mc-g2": "exchangeability of x within the strata of z (exact up to Monte Carlo error)",
+    "mc-x2": "exchangeability of x within the strata of z (exact up to Monte Carlo error)",
+    "fisher_z": "linear relations, Gaussian (or light-tailed) data; n > |z| + 3",
+    "spearman": "monotone relations; ranks of x and y linear in the ranks of z given z",
+    "rcot": "numeric data; z's random features absorb E[f(x)|z] and E[f(y)|z]; large n",
+    "mi-cg": "Gaussian, linear continuous variables within the strata of the discrete ones; "
+             "many rows per stratum and coefficient",
+    "reg-lr": "y's regression on z correctly specified (linear predictor; Gaussian errors or "
+              "logit link); large n per parameter",
+    "ppi": "exchangeable rows; a model able to learn y from x and z",
+    "auto": "those of the chosen test",
+    "oracle": "a known DAG (d-separation); no data",
+    "exact": "a known joint distribution; no data",
+}
+
+
 def tests_table():
-    """The registry as a DataFrame (one row per test)."""
+    """The registry as a DataFrame (one row per test): the data kinds it takes, its
+    arguments (with the registry's defaults), its assumptions and a description."""
     import pandas as pd
 
     def arguments(spec):
@@ -95,8 +136,9 @@ def tests_table():
                          for a in spec.accepts) or "-"
 
     return pd.DataFrame(
-        [(name, s.data, arguments(s), s.description) for name, s in TESTS.items()],
-        columns=["test", "data", "arguments", "description"],
+        [(name, s.data, arguments(s), ASSUMPTIONS.get(name, ""), s.description)
+         for name, s in TESTS.items()],
+        columns=["test", "data", "arguments", "assumptions", "description"],
     ).set_index("test")
 
 
