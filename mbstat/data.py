@@ -40,6 +40,10 @@ class Dataset:
     values : ndarray or None, shape (n, p)
         Float values of every column when some column is continuous
         (discrete columns hold their codes), otherwise None.
+    missing : ndarray of bool or None, shape (n, p)
+        Where cells are missing, kept by ``as_dataset(..., na="pairwise")`` for
+        test-wise deletion (their code is 0 and their value NaN: only the tests read
+        this mask); None when every cell is observed.
     """
 
     codes: np.ndarray = field(repr=False)
@@ -47,11 +51,34 @@ class Dataset:
     names: tuple
     kinds: tuple
     values: np.ndarray | None = field(default=None, repr=False)
+    missing: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         self.codes.flags.writeable = False
         if self.values is not None:
             self.values.flags.writeable = False
+        if self.missing is not None:
+            self.missing.flags.writeable = False
+
+    #: Whether the rows live in partitions on a cluster (:class:`PartitionedDataset`).
+    partitioned = False
+
+    @cached_property
+    def missing_columns(self) -> np.ndarray:
+        """Whether each column has missing cells (kept for test-wise deletion)."""
+        if self.missing is None:
+            return np.zeros(self.n_cols, dtype=bool)
+        return self.missing.any(axis=0)
+
+    def require_complete(self, who: str) -> None:
+        """Raise when the data keeps missing cells (``na="pairwise"``) and ``who`` cannot
+        delete them test by test (model-based and ranking methods need complete rows)."""
+        if self.missing is not None:
+            cols = [n for n, m in zip(self.names, self.missing_columns) if m]
+            raise ValueError(
+                f"{who} cannot honour na='pairwise' (test-wise deletion is for CI tests and "
+                f"the CI learners): the data has missing values in columns {_listed(cols)}; "
+                "pass na='drop' to drop incomplete rows")
 
     @property
     def n_rows(self) -> int:
@@ -89,7 +116,9 @@ class Dataset:
     def __repr__(self) -> str:
         n_cont = sum(k == CONTINUOUS for k in self.kinds)
         kinds = f", {n_cont} continuous" if n_cont else ""
-        return f"<Dataset: {self.n_rows} rows, {self.n_cols} variables{kinds}>"
+        if self.missing is not None:
+            kinds += f", {int(self.missing.sum())} missing cells kept (na='pairwise')"
+        return f"<{type(self).__name__}: {self.n_rows} rows, {self.n_cols} variables{kinds}>"
 
     def index(self, var, param: str = "variable") -> int:
         """Column position of ``var``, given by name or by position."""
@@ -166,6 +195,8 @@ class Dataset:
                 out[:, j] = np.asarray(lv, dtype=np.float64)[self.codes[:, j]]
             else:
                 out[:, j] = self.codes[:, j]
+        if self.missing is not None:
+            out[self.missing] = np.nan
         out.flags.writeable = False
         return out
 
@@ -176,9 +207,10 @@ class Dataset:
             if self.kinds[j] == CONTINUOUS:
                 cols[name] = np.array(self.values[:, j])
             else:
-                cols[name] = pd.Categorical.from_codes(
-                    self.codes[:, j].astype(np.int64), categories=list(self.levels[j])
-                )
+                codes = self.codes[:, j].astype(np.int64)
+                if self.missing is not None:
+                    codes[self.missing[:, j]] = -1
+                cols[name] = pd.Categorical.from_codes(codes, categories=list(self.levels[j]))
         return pd.DataFrame(cols)
 
     def subset(self, columns) -> "Dataset":
@@ -190,7 +222,16 @@ class Dataset:
             names=tuple(self.names[j] for j in idx),
             kinds=tuple(self.kinds[j] for j in idx),
             values=None if self.values is None else np.asfortranarray(self.values[:, idx]),
+            missing=_kept_missing(self.missing, idx),
         )
+
+
+def _kept_missing(missing, idx):
+    """The missing mask of columns ``idx``, or None where they are complete."""
+    if missing is None:
+        return None
+    sub = np.asfortranarray(missing[:, idx])
+    return sub if sub.any() else None
 
 
 def _listed(names, k: int = 8) -> str:
@@ -206,7 +247,10 @@ def _preview(names, k: int = 8) -> str:
 def _column_names(labels, param=None) -> tuple:
     """The columns' names as text; refuse names that repeat, also after ``str()``
     (the labels 1 and "1" both name the column "1")."""
-    names = tuple(str(c) for c in labels)
+    labels = labels.tolist() if hasattr(labels, "tolist") else list(labels)  # no per-label boxing
+    names = tuple(map(str, labels))
+    if len(set(names)) == len(names):
+        return names
     seen = {}
     for label, name in zip(labels, names):
         seen.setdefault(name, []).append(label)
@@ -221,80 +265,141 @@ def _column_names(labels, param=None) -> tuple:
     return names
 
 
-def as_dataset(data, names=None, *, na: str = "raise", discretize=None) -> Dataset:
+def as_dataset(data, names=None, *, na: str = "raise", discretize=None,
+               columns=None) -> Dataset:
     """Check and encode ``data`` once.
 
     Parameters
     ----------
-    data : DataFrame, 2-D ndarray, structured array or Dataset
+    data : DataFrame, 2-D ndarray, structured array, Dataset, Dask DataFrame or path
         Categorical, string, bool and integer columns are discrete; float
         columns are continuous. The fields of a structured (record) array
         are its columns. In an object column numpy scalars count as the
         Python values they hold (``np.int64(2)`` is an int) and numbers are
         encoded as in a typed column (floats, or ints mixed with floats, are
         continuous); other mixes of types are refused. Column labels become
-        text (``str``) and must stay distinct.
+        text (``str``) and must stay distinct. A ``dask.dataframe.DataFrame``, or
+        the path of a directory of Parquet files, gives a
+        :class:`PartitionedDataset`: the rows stay in their partitions on the
+        cluster (the ``dask`` extra, see :func:`as_partitioned`).
     names : sequence of str, optional
         Column names for an array (default ``V1 .. Vp`` as in R; for a
         structured array, its field names).
-    na : {"raise", "drop"}
-        Missing values raise an error naming the columns, or their rows are dropped.
+    na : {"raise", "drop", "pairwise"}
+        Missing values raise an error naming the columns, or their rows are dropped,
+        or (``"pairwise"``) they are kept as missing cells for test-wise deletion:
+        each CI test then uses the rows complete for its own variables (x, y and z),
+        as bnlearn does. Test-wise deletion is consistent when values are missing
+        completely at random (MCAR), not when missingness depends on the data (MAR,
+        MNAR); model-based and ranking methods refuse such data. A Dataset keeps the
+        missing cells it was encoded with unless ``na="drop"``.
     discretize : int, optional
         Bin continuous columns into this many equal-frequency bins.
+    columns : sequence of int, optional
+        Encode only these columns of a DataFrame (positions, in this order): a column's
+        encoding does not depend on the others, so a test reads only its own columns
+        (``na="drop"`` still drops the rows incomplete in any column).
 
     Returns
     -------
     Dataset
     """
-    check_choice("na", na, ("raise", "drop"))
+    check_choice("na", na, NA_CHOICES)
     if discretize is not None:
         check_int("discretize", discretize, low=2)
     if isinstance(data, Dataset):
         if names is not None:
             raise ValueError("names cannot be given with a Dataset, which already has names")
+        if data.missing is not None and na == "drop":  # (the default "raise" keeps the
+            data = as_dataset(data.to_frame(), na="drop")  # missing cells it was encoded with)
         if discretize is not None and CONTINUOUS in data.kinds:
-            data = as_dataset(data.to_frame(), discretize=discretize)
+            if data.partitioned:
+                raise ValueError("discretize: bin the columns of a partitioned data set before "
+                                 "encoding it")
+            data = as_dataset(data.to_frame(), discretize=discretize, na=na)
         return data
+    if _is_partitioned_source(data):
+        if names is not None:
+            raise ValueError("names cannot be given with a Dask DataFrame or Parquet files")
+        return as_partitioned(data, na=na, discretize=discretize)
     frame = _to_frame(data, names)
     if frame.shape[1] == 0:
         raise ValueError("data has no columns")
     col_names = _column_names(frame.columns, "names" if names is not None else None)
-    missing = frame.isna().to_numpy()
-    if missing.any():
-        if na == "raise":
-            cols = [n for n, m in zip(col_names, missing.any(axis=0)) if m]
-            raise ValueError(
-                f"data has missing values (NaN/None) in columns {cols}; "
-                "remove them or pass na='drop' to drop incomplete rows"
-            )
-        frame = frame.iloc[~missing.any(axis=1)]
-    if len(frame) < 2:
-        dropped = (f" after dropping {missing.any(axis=1).sum()} rows with missing values"
-                   if missing.any() else "")
-        raise ValueError(f"data must have at least 2 rows; got {len(frame)}{dropped}")
-
+    if columns is not None and na != "drop":  # only these columns, by position
+        col_names = [col_names[j] for j in columns]
+        series = [frame.iloc[:, j] for j in columns]
+    else:
+        series = _frame_columns(frame)
     # by position: labels such as 1 and 1.0 may not select one column each
-    columns = [_encode_column(name, frame.iloc[:, j], discretize)
-               for j, name in enumerate(col_names)]
-    n_levels = max((len(lv) for _, lv, _ in columns), default=0)
+    columns = [_encode_column(name, col, discretize) for name, col in zip(col_names, series)]
+    masks = [m for *_, m in columns]
+    if any(m is not None for m in masks):
+        if na == "raise":
+            _raise_missing([n for n, m in zip(col_names, masks) if m is not None])
+        if na == "drop":
+            incomplete = np.zeros(len(frame), dtype=bool)
+            for m in masks:
+                if m is not None:
+                    incomplete |= m
+            kept = frame.iloc[~incomplete]
+            if len(kept) < 2:
+                raise ValueError(f"data must have at least 2 rows; got {len(kept)} after "
+                                 f"dropping {int(incomplete.sum())} rows with missing values")
+            columns = [_encode_column(name, col, discretize)
+                       for name, col in zip(col_names, _frame_columns(kept))]
+    if len(frame) < 2:
+        raise ValueError(f"data must have at least 2 rows; got {len(frame)}")
+    return _assemble(columns, col_names)
+
+
+#: Choices of ``na``.
+NA_CHOICES = ("raise", "drop", "pairwise")
+
+
+def _raise_missing(cols):
+    raise ValueError(
+        f"data has missing values (NaN/None) in columns {_listed(cols)}; remove them, pass "
+        "na='drop' to drop incomplete rows, or na='pairwise' for test-wise deletion")
+
+
+def _frame_columns(frame: pd.DataFrame):
+    """The columns of ``frame`` as Series, by position (cheaper than ``iloc`` per column)."""
+    if frame.columns.is_unique:
+        return [col for _, col in frame.items()]
+    return [frame.iloc[:, j] for j in range(frame.shape[1])]
+
+
+def _assemble(columns, col_names) -> Dataset:
+    """The Dataset of encoded columns: (codes or floats, levels, kind, missing mask)."""
+    n = len(columns[0][0])
+    n_levels = max((len(lv) for _, lv, _, _ in columns), default=0)
     dtype = np.min_scalar_type(max(n_levels - 1, 0))
-    codes = np.zeros((len(frame), len(columns)), dtype=dtype, order="F")
+    codes = np.zeros((n, len(columns)), dtype=dtype, order="F")
     values = None
-    if any(kind == CONTINUOUS for _, _, kind in columns):
-        values = np.zeros((len(frame), len(columns)), dtype=np.float64, order="F")
-    for j, (col, _, kind) in enumerate(columns):
+    if any(kind == CONTINUOUS for _, _, kind, _ in columns):
+        values = np.zeros((n, len(columns)), dtype=np.float64, order="F")
+    missing = None
+    for j, (col, _, kind, miss) in enumerate(columns):
         if kind == CONTINUOUS:
             values[:, j] = col
         else:
             codes[:, j] = col
             if values is not None:
                 values[:, j] = col
+        if miss is not None:
+            if missing is None:
+                missing = np.zeros((n, len(columns)), dtype=bool, order="F")
+            missing[:, j] = miss
+            if values is not None:
+                values[miss, j] = np.nan
     return Dataset(
         codes=codes,
-        levels=tuple(lv for _, lv, _ in columns),
-        names=col_names,
-        kinds=tuple(kind for _, _, kind in columns),
+        levels=tuple(lv for _, lv, _, _ in columns),
+        names=tuple(col_names),
+        kinds=tuple(kind for _, _, kind, _ in columns),
         values=values,
+        missing=missing,
     )
 
 
@@ -349,20 +454,64 @@ def _to_frame(data, names) -> pd.DataFrame:
 
 
 def _encode_column(name, col: pd.Series, discretize):
-    """Return (codes or floats, levels, kind) for one column."""
+    """Return (codes or floats, levels, kind, missing mask or None) for one column; missing
+    cells get code 0 (value NaN), their mask says where they are. Vectorized: pandas
+    Categorical codes, ``pandas.factorize`` (sorted) or ``numpy.unique``."""
     dtype = col.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        return col.array.codes, tuple(dtype.categories), DISCRETE  # no Series in between
+        codes = col.array.codes  # no Series in between
+        miss = codes < 0
+        if miss.any():
+            return np.where(miss, 0, codes), tuple(dtype.categories), DISCRETE, miss
+        return codes, tuple(dtype.categories), DISCRETE, None
+    miss = None
+    if col.hasnans:
+        miss = col.isna().to_numpy(bool)
+        if miss.all():
+            raise ValueError(f"column {name!r} has no observed values")
+        col = col[~miss]
+    out = _encode_observed(name, col, discretize)
+    if miss is None:
+        return (*out, None)
+    full = np.full(len(miss), np.nan if out[2] == CONTINUOUS else 0,
+                   dtype=np.float64 if out[2] == CONTINUOUS else np.int64)
+    full[~miss] = out[0]
+    return full, out[1], out[2], miss
+
+
+def _encode_observed(name, col: pd.Series, discretize):
+    """Return (codes or floats, levels, kind) for a column without missing values."""
+    dtype = col.dtype
     if pd.api.types.is_bool_dtype(dtype):
         return col.to_numpy(bool).astype(np.int64), (False, True), DISCRETE
     if pd.api.types.is_integer_dtype(dtype):
-        levels, codes = np.unique(col.to_numpy(), return_inverse=True)
+        raw = col.to_numpy() if isinstance(dtype, np.dtype) else col.to_numpy(np.int64)
+        levels, codes = np.unique(raw, return_inverse=True)
         return codes, tuple(levels.tolist()), DISCRETE
     if pd.api.types.is_float_dtype(dtype):
         return _encode_floats(name, col.to_numpy(np.float64), discretize)
-    # object / string columns: every entry must be of one kind; numpy scalars count as the
-    # Python values they hold (np.int64(2) is an int, np.str_("a") a str)
+    if pd.api.types.is_string_dtype(dtype) and not pd.api.types.is_object_dtype(dtype):
+        codes, levels = pd.factorize(col.array, sort=True)  # pandas' own strings: hashed
+        return codes, tuple(str(v) for v in levels), DISCRETE
+    # object columns: every entry must be of one kind; numpy scalars count as the Python
+    # values they hold (np.int64(2) is an int, np.str_("a") a str)
     values = col.to_numpy(object)
+    inferred = pd.api.types.infer_dtype(values, skipna=False)
+    if inferred == "string":
+        codes, levels = pd.factorize(values, sort=True)
+        return codes, tuple(str(v) for v in levels), DISCRETE
+    if inferred == "integer":
+        codes, levels = pd.factorize(values, sort=True)
+        return codes, tuple(int(v) for v in levels), DISCRETE
+    if inferred == "boolean":
+        return values.astype(bool).astype(np.int64), (False, True), DISCRETE
+    if inferred in ("floating", "mixed-integer-float"):
+        return _encode_floats(name, values.astype(np.float64), discretize)
+    return _encode_objects(name, values, discretize)
+
+
+def _encode_objects(name, values: np.ndarray, discretize):
+    """An object column of other or mixed types, entry by entry (the uncommon case)."""
     types = set(map(type, values))
     if any(issubclass(t, np.generic) for t in types):
         values = np.array([v.item() if isinstance(v, np.generic) else v for v in values],
@@ -384,7 +533,6 @@ def _encode_column(name, col: pd.Series, discretize):
     except TypeError as exc:
         raise TypeError(f"column {name!r} has values that cannot be ordered: {exc}") from None
     return codes, tuple(levels.tolist()), DISCRETE
-
 
 def _type_kind(cls: type) -> str:
     """The kind of an object column's entries of type ``cls``: bool, int, float (other real
@@ -417,3 +565,15 @@ def _equal_frequency_bins(values: np.ndarray, bins: int):
         for i in range(len(bounds) - 1)
     )
     return codes, labels, DISCRETE
+
+
+def _is_partitioned_source(data) -> bool:
+    """Whether ``data`` is a Dask DataFrame or a directory of Parquet files."""
+    from . import _dask
+
+    return _dask.is_dask_frame(data) or _dask.is_parquet_dir(data)
+
+
+def as_partitioned(data, *, na="raise", discretize=None):
+    """A :class:`PartitionedDataset` from a Dask DataFrame or a Parquet directory."""
+    raise NotImplementedError("Dask DataFrames are not supported yet")

@@ -105,6 +105,7 @@ def prepare_dependency(data, target, features, *, theta, discretize, na, param="
     if theta is not None and not math.isfinite(theta):
         raise ValueError(f"theta must be a finite number > 0; got {theta!r}")
     ds = as_dataset(data, na=na, discretize=discretize)
+    ds.require_complete("the rough-set dependency (dependency, fsdms)")
     t = ds.index(target, "target")
     if ds.kinds[t] == CONTINUOUS:
         raise ValueError(

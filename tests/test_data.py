@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 import mbstat
+import mbstat.datasets
 from mbstat import as_dataset, ci_test
 from mbstat.data import Dataset
 
@@ -135,7 +136,7 @@ def test_numeric_matrix_uses_the_values_of_numeric_levels():
 def test_continuous_columns_refused_by_discrete_tests():
     df = frame()
     with pytest.raises(ValueError, match=r"columns \['num'\] are continuous.*discretize=.*fisher_z"):
-        ci_test(df, "num", "cat")
+        ci_test(df, "num", "cat", test="g2")
     res = ci_test(df, "num", "cat", discretize=2)
     assert 0 <= res.pvalue <= 1
 
@@ -283,3 +284,50 @@ def test_errors_name_few_columns_and_say_what_data_was():
         mbstat.iamb(wide, "s0", test="fisher_z")
     with pytest.raises(TypeError, match=r"got a str 'file.csv' \(read a file first"):
         mbstat.iamb("file.csv", "a")
+
+
+def test_dataframe_path_encodes_only_the_tests_columns():
+    df = mbstat.datasets.sample_network("alarm", 2000, seed=1)
+    ds = as_dataset(df)
+    names = list(df.columns)
+    for x, y, z in (("HR", "CO", ["HRBP"]), (names.index("HR"), "CO", [names.index("HRBP")]),
+                    (["HR", "HRSAT"], "CO", ("HRBP",)), ("HR", "CO", None)):
+        assert ci_test(df, x, y, z, test="g2") == ci_test(ds, x, y, z, test="g2")
+    batch_df = mbstat.ci_test_batch(df, ["HR", "HRSAT", ("CVP", "PCWP")], "CO", ["HRBP"],
+                                    test="g2")
+    batch_ds = mbstat.ci_test_batch(ds, ["HR", "HRSAT", ("CVP", "PCWP")], "CO", ["HRBP"],
+                                    test="g2")
+    np.testing.assert_array_equal(batch_df.table, batch_ds.table)
+    assert batch_df.xs == batch_ds.xs and batch_df.names == ("HR", "HRSAT", "CVP", "PCWP",
+                                                             "CO", "HRBP")
+    # only the test's columns are read: a missing value elsewhere does not matter ...
+    holed = df.copy()
+    holed["PAP"] = holed["PAP"].cat.add_categories([]).astype(object)
+    holed.loc[3, "PAP"] = None
+    assert ci_test(holed, "HR", "CO", ["HRBP"], test="g2") == ci_test(ds, "HR", "CO", ["HRBP"],
+                                                                     test="g2")
+    # ... but na="drop" still drops the rows incomplete in any column
+    assert ci_test(holed, "HR", "CO", ["HRBP"], test="g2", na="drop").n == len(df) - 1
+    with pytest.raises(ValueError, match="unknown variable 'nope'"):
+        ci_test(df, "nope", "CO", test="g2")
+
+
+def test_vectorized_encoding_matches_the_values():
+    rng = np.random.default_rng(3)
+    words = np.array(["b", "a", "c"], dtype=object)
+    df = pd.DataFrame({
+        "obj": words[rng.integers(0, 3, 500)],
+        "npstr": np.array([np.str_(w) for w in words[rng.integers(0, 3, 500)]], dtype=object),
+        "npint": np.array([np.int64(v) for v in rng.integers(5, 8, 500)], dtype=object),
+        "pystr": pd.array(words[rng.integers(0, 3, 500)].astype(str), dtype="string"),
+        "nullable": pd.array(rng.integers(0, 3, 500), dtype="Int64"),
+        "bools": np.array([bool(v) for v in rng.integers(0, 2, 500)], dtype=object),
+    })
+    ds = as_dataset(df)
+    for j, name in enumerate(df.columns):
+        decoded = np.asarray(ds.levels[j], dtype=object)[ds.codes[:, j]]
+        assert [type(v) for v in ds.levels[j]] == [type(v) for v in sorted(ds.levels[j])]
+        assert list(ds.levels[j]) == sorted(ds.levels[j]), name
+        assert [v.item() if isinstance(v, np.generic) else v for v in df[name]] == list(decoded)
+    assert all(type(v) is int for v in ds.levels[2]) and ds.levels[5] == (False, True)
+    assert all(type(v) is str for v in ds.levels[1] + ds.levels[3])

@@ -230,6 +230,7 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
     check_classifier(estimator, "estimator")
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     ds = as_dataset(data, na=na, discretize=discretize)
+    ds.require_complete("wfsdms")
     if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
         cv = check_int("cv", cv, low=2)
         _check_folds(cv, ds, ds.index(target, "target"))

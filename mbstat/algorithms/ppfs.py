@@ -94,6 +94,7 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
                                           device, model_params)
     K = check_int("K", K, low=0)
     ds = as_dataset(data, na=na)
+    ds.require_complete("ppfs")
     t = ds.index(target, "target")
     if task == "auto":
         ds = labels_as_classes(ds, t)

@@ -55,6 +55,7 @@ def ci_test(data, x, y, z=(), test="auto", *, alpha=0.05, backend=None, discreti
         ``result.calibration`` says how the p-value was obtained ("asymptotic",
         "semiparametric", "permutation", "exact", "skipped" or "oracle").
     """
+    data, (x, y, z) = _used_columns(data, (x, y, z), na, discretize)
     tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize,
                       na=na, **test_args)
     return tester.test(x, y, z)
@@ -68,9 +69,60 @@ def ci_test_batch(data, xs, y, z=(), test="auto", *, alpha=0.05, backend=None,
     xs = list(xs)
     if not xs:
         raise ValueError("xs must name at least one candidate variable")
+    data, (xs, y, z) = _used_columns(data, (xs, y, z), na, discretize, batch=True)
     tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize,
                       na=na, **test_args)
     return tester.test_many(xs, y, z)
+
+
+def _used_columns(data, query, na, discretize, batch=False):
+    """A DataFrame encoded only in the columns that the query (x or xs, y, z) names, and
+    the query by name: a test encodes only its own columns (a column's encoding does not depend on
+    the others). Anything else, and a query the checks must word (unknown names, odd
+    types, labels that repeat as text), and ``na="drop"`` (which drops the rows incomplete
+    in any column of the data), is returned as it came."""
+    import numbers
+
+    import pandas as pd
+
+    if not isinstance(data, pd.DataFrame) or na == "drop" or data.shape[1] < 2:
+        return data, query
+    labels = data.columns
+    if not labels.is_unique:
+        return data, query
+    names = list(map(str, labels.tolist()))
+    index = {name: j for j, name in enumerate(names)}
+    if len(index) != len(names):
+        return data, query
+    used = {}
+
+    def name_of(v):
+        if isinstance(v, str):
+            j = index[v]
+        elif isinstance(v, numbers.Integral) and not isinstance(v, bool) and 0 <= v < len(names):
+            j = int(v)
+        else:
+            raise KeyError(v)
+        used.setdefault(j, None)
+        return names[j]
+
+    def many(vs):
+        if vs is None or isinstance(vs, (str, numbers.Integral)):
+            return vs if vs is None else name_of(vs)
+        return [name_of(v) for v in vs]
+
+    x, y, z = query
+    try:
+        x = [many(xk) for xk in x] if batch else many(x)
+        y = name_of(y)
+        z = many(z)
+    except (KeyError, TypeError):
+        return data, query
+    if len(used) == len(names):
+        return data, (x, y, z)
+    from ..data import as_dataset
+
+    return as_dataset(data, na=na, discretize=discretize, columns=list(used)), (x, y, z)
 
 
 def cond_mutual_info(data, x, y, z=(), *, backend=None) -> float:

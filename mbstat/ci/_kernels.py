@@ -118,12 +118,13 @@ SKIPPED = 4.0
 
 
 @njit(cache=True, nogil=True)
-def finish_tests(stats, rx, ry, rz_declared, n, column, adjusted, min_per_cell, trust_min,
+def finish_tests(stats, rx, ry, rz_declared, rows, column, adjusted, min_per_cell, trust_min,
                  max_bias, chi2):  # pragma: no cover - compiled
     """The results (k, 6) of contingency tests from their tables' statistics ``stats``
     (k, 4: G2, X2, adjusted df, cells): statistic (``stats[:, column]``), df, p-value,
     log p-value, mutual information (G2 / 2n) and the calibration code; and the number of
-    tests coded SEMIPARAMETRIC.
+    tests coded SEMIPARAMETRIC. ``rows`` holds each test's rows (k,), or one count for
+    all (1,) (test-wise deletion gives each test its own).
 
     df is bnlearn's (|X| - 1)(|Y| - 1) prod |Z|, or the adjusted df floored at 1; a
     one-level X has nothing to test (df 0, p 1). With ``min_per_cell`` >= 0, tests with
@@ -139,6 +140,7 @@ def finish_tests(stats, rx, ry, rz_declared, n, column, adjusted, min_per_cell, 
     out = np.empty((k, 6))
     flagged = 0
     for i in range(k):
+        n = rows[i] if rows.shape[0] == k else rows[0]
         declared = (rx[i] - 1.0) * ((ry - 1.0) * rz_declared)
         if adjusted:
             df = max(stats[i, 2], 1.0)
@@ -849,3 +851,71 @@ def permutation_setup(x, y, z, rx, ry, rz):  # pragma: no cover - compiled
     for s in range(n_strata):
         stratum_n[s] = strata[s + 1] - strata[s]
     return xid, groups, group_n, group_stratum, strata, stratum_n, row_n[:n_ids].copy(), n_ids
+
+
+# ------------------------------------------- tables over some rows: test-wise deletion, partitions
+@njit(cache=True, nogil=True)
+def _count_rows(table, codes, miss, subset, cards, base, ry):  # pragma: no cover - compiled
+    """Add to ``table`` the rows r with ``base[r]`` >= 0 (y and z observed: the offset of
+    the row's (z, y) cell) whose columns ``subset`` are observed (``miss`` (p, n), or
+    (0, 0) when every cell is); returns how many rows were counted."""
+    n = base.shape[0]
+    check = miss.shape[0] > 0
+    s = subset.shape[0]
+    ury = np.uint64(ry)
+    counted = 0
+    for r in range(n):
+        b = base[r]
+        if b < 0:
+            continue
+        xc = np.uint64(0)
+        ok = True
+        for j in range(s):
+            col = subset[j]
+            if check and miss[col, r]:
+                ok = False
+                break
+            xc = xc * np.uint64(cards[col]) + np.uint64(codes[col, r])
+        if ok:
+            table[np.uint64(b) + xc * ury] += 1
+            counted += 1
+    return counted
+
+
+@njit(cache=True, nogil=True)
+def masked_statistics(codes, miss, subsets, cards, base, rz, rxm, ry):  # pragma: no cover
+    """Statistics (k, 5: G2, X2, adjusted df, cells, rows) of the tables X_i x Y | Z over
+    the rows complete for the test's own columns (test-wise deletion): ``base`` is the
+    (z, y) cell offset of each row, -1 where y or z is missing; rows where a column of
+    X_i is missing (``miss`` (p, n)) are left out too. One pass over the rows a candidate."""
+    k = subsets.shape[0]
+    cells = rz * rxm * ry
+    table = np.zeros(cells, np.int64)
+    out = np.zeros((k, 5))
+    for i in range(k):
+        table[:] = 0
+        out[i, 4] = _count_rows(table, codes, miss, subsets[i], cards, base, ry)
+        _score(table, rz, rxm, ry, out[i, :4])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def count_tables(codes, miss, subsets, cards, base, cells, ry):  # pragma: no cover - compiled
+    """The tables (k, cells) of :func:`masked_statistics`, counted but not scored (a
+    partition's share, summed over the partitions by the caller)."""
+    k = subsets.shape[0]
+    tables = np.zeros((k, cells), np.int64)
+    for i in range(k):
+        _count_rows(tables[i], codes, miss, subsets[i], cards, base, ry)
+    return tables
+
+
+@njit(cache=True, nogil=True)
+def score_tables(tables, rz, rxm, ry):  # pragma: no cover - compiled
+    """Statistics (k, 5: G2, X2, adjusted df, cells, rows) of counted tables (k, cells)."""
+    k = tables.shape[0]
+    out = np.zeros((k, 5))
+    for i in range(k):
+        _score(tables[i], rz, rxm, ry, out[i, :4])
+        out[i, 4] = tables[i].sum()
+    return out

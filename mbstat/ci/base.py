@@ -178,7 +178,9 @@ class CIBatch:
     method = property(lambda self: self.query.method, doc="The htest title of the test.")
     statistic_name = property(lambda self: self.query.statistic_name)
     alpha = property(lambda self: self.query.alpha, doc="Level of the decisions.")
-    n = property(lambda self: self.query.n, doc="Rows used.")
+    n = property(lambda self: (self.column("n").astype(np.int64) if "n" in self.query.position
+                               else self.query.n),
+                 doc="Rows used (per test under na='pairwise': the rows complete for it).")
     names = property(lambda self: self.query.names, doc="The data's column names.")
     columns = property(lambda self: self.query.columns, doc="The table's column names.")
 
@@ -319,6 +321,12 @@ class CIResult:
         return self.batch.xs[0]
 
     @property
+    def n(self) -> int:
+        """Rows used (under na="pairwise", the rows complete for this test)."""
+        n = self.batch.n
+        return int(n[0]) if isinstance(n, np.ndarray) else n
+
+    @property
     def calibration(self) -> str:
         return CALIBRATIONS[int(self.batch.table[0, _CALIBRATION])]
 
@@ -337,7 +345,7 @@ class CIResult:
 
     def _values(self) -> tuple:
         b = self.batch
-        return (type(self), b.test, b.n, self.x, b.y, b.z, b.alpha, b.method, b.statistic_name,
+        return (type(self), b.test, self.n, self.x, b.y, b.z, b.alpha, b.method, b.statistic_name,
                 b.columns)
 
     def __eq__(self, other) -> bool:
@@ -355,7 +363,7 @@ class CIResult:
         row = ", ".join(f"{name}={getattr(self, name)!r}" for name in b.columns
                         if name != "calibration")
         return (f"{type(self).__name__}({row}, calibration={self.calibration!r}, "
-                f"test={b.test!r}, n={b.n!r}, x={self.x!r}, y={b.y!r}, z={b.z!r}, "
+                f"test={b.test!r}, n={self.n!r}, x={self.x!r}, y={b.y!r}, z={b.z!r}, "
                 f"alpha={b.alpha!r})")
 
     def __str__(self) -> str:
@@ -492,7 +500,16 @@ class CITester:
         self.n_tests = 0
         self.n_cache_hits = 0
         self.elapsed = 0.0
-        self._dtype = table_dtype(tuple(self.test_obj.extra_columns))
+        #: na="pairwise": each test uses the rows complete for its own columns, its table
+        #: says how many (column "n"); only tests that honour it are accepted.
+        self.rows_column = self.test_obj.kind != "oracle" and (
+            na == "pairwise" or getattr(self.dataset, "missing", None) is not None)
+        if self.rows_column and not getattr(self.test_obj, "pairwise", False):
+            raise ValueError(f"test {self.test_obj.name!r} cannot honour na='pairwise' "
+                             "(test-wise deletion); use a contingency test (g2, x2) or "
+                             "fisher_z, or na='drop'")
+        self._dtype = table_dtype(tuple(self.test_obj.extra_columns)
+                                  + (("n",) if self.rows_column else ()))
         self._width = len(self._dtype.names)
         test = self.test_obj
         self.query = Query(test.name, test.method, test.statistic_name, self.alpha,

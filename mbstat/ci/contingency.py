@@ -38,8 +38,8 @@ import numpy as np
 
 from .. import _validation as v
 from .base import NOTES, PERMUTATION, SEMIPARAMETRIC, SKIPPED, CITest, table_dtype
-from .counting import (_kernels, column_statistics, joint_code, permutation_null,
-                       subset_statistics)
+from .counting import (_kernels, column_statistics, joint_code, masked_statistics,
+                       permutation_null, subset_statistics)
 
 __all__ = ["CALIBRATION_CHOICES", "ContingencyTest", "PermutationTest", "TRUST_MAX_BIAS",
            "TRUST_MIN_PER_CELL", "chi2_logsf", "chi2_sf_logsf", "semiparametric"]
@@ -67,6 +67,7 @@ DENSE_STRATUM = 20.0
 #: What the semiparametric chi-square is fitted to (``match``).
 MATCH_CHOICES = ("mean+variance", "mean")
 _TABLE = table_dtype()
+_TABLE_N = table_dtype(("n",))
 
 
 def chi2_logsf(x, df):
@@ -168,9 +169,28 @@ class ContingencyTest(CITest):
                 f"min_per_cell={self.min_per_cell!r}, calibration={self.calibration!r}, "
                 f"B={self.B!r}, seed={self.seed!r}, match={self.match!r})")
 
+    #: Honours ``na="pairwise"``: each test counts the rows complete for its own columns.
+    pairwise = True
+
     def tables(self, tester, xs, y, z):
-        """Raw table statistics (k, 4) of the batch, plus |X| (declared), |Y| and the
-        declared strata."""
+        """Raw table statistics (k, 4) of the batch, plus |X| (declared), |Y|, the
+        declared strata and the rows each test used ((k,), or (1,) when all used every
+        row)."""
+        ds = tester.dataset
+        if ds.partitioned:  # rows in partitions on a cluster: tables counted there, summed
+            from .counting import partitioned_statistics
+
+            stats, rows, rx = partitioned_statistics(ds, xs, y, z)
+            return stats, rx, ds.level_counts[y], math.prod(ds.level_counts[j] for j in z), rows
+        if ds.missing is not None and ds.missing_columns[[y, *z, *{j for xk in xs for j in xk}]
+                                                         ].any():
+            stats, rows = masked_statistics(ds, xs, y, z)  # test-wise deletion
+            rx = [math.prod(ds.level_counts[j] for j in xk) for xk in xs]
+            return stats, rx, ds.level_counts[y], math.prod(ds.level_counts[j] for j in z), rows
+        return (*self._tables(tester, xs, y, z), np.array([float(tester.n)]))
+
+    def _tables(self, tester, xs, y, z):
+        """:meth:`tables` of complete rows in memory."""
         ds = tester.dataset
         ry = ds.level_counts[y]
         if max(map(len, xs)) == 1:  # the common case: one (k, 1) index array
@@ -201,20 +221,28 @@ class ContingencyTest(CITest):
         return stats, rx, ry, strata.declared
 
     def batch(self, tester, xs, y, z):
-        stats, rx, ry, rz_declared = self.tables(tester, xs, y, z)
+        stats, rx, ry, rz_declared, rows = self.tables(tester, xs, y, z)
         kernels = _kernels()
         min_per_cell = -1.0 if self.min_per_cell is None else float(self.min_per_cell)
         trust = TRUST_MIN_PER_CELL if self.calibration == "auto" else -1.0
+        rows = np.asarray(rows, dtype=np.float64)
         out, flagged = kernels.finish_tests(np.ascontiguousarray(stats, dtype=np.float64),
                                    np.asarray(rx, dtype=np.float64), float(ry),
-                                   float(rz_declared), tester.n, int(self.stat == "x2"),
-                                   self.df_rule == "adjusted", min_per_cell, trust,
-                                   TRUST_MAX_BIAS, kernels.CHI2)
+                                   float(rz_declared), np.maximum(rows, 1.0),
+                                   int(self.stat == "x2"), self.df_rule == "adjusted",
+                                   min_per_cell, trust, TRUST_MAX_BIAS, kernels.CHI2)
+        if (rows < 1).any():  # no row complete for the test: nothing to test, independence
+            empty = np.broadcast_to(rows < 1, len(out))
+            out[empty, 0], out[empty, 2:5], out[empty, 5] = 0.0, (1.0, 0.0, 0.0), SKIPPED
+            flagged = np.count_nonzero(out[:, 5] == SEMIPARAMETRIC)
         if self.calibration in ("semiparametric", "permutation"):
             self._calibrate(tester, xs, y, z, out,
                             np.flatnonzero((out[:, 5] != SKIPPED) & (out[:, 1] > 0)))
         elif flagged:  # "auto" flagged the tables where the chi-square cannot be trusted
             self._calibrate(tester, xs, y, z, out, np.flatnonzero(out[:, 5] == SEMIPARAMETRIC))
+        if getattr(tester, "rows_column", False):  # each test's rows: column "n"
+            return np.column_stack([out, np.broadcast_to(rows, len(out))]).view(
+                _TABLE_N).reshape(len(out))
         return out.view(_TABLE).reshape(len(out))
 
     def _calibrate(self, tester, xs, y, z, out, todo) -> None:
@@ -222,24 +250,35 @@ class ContingencyTest(CITest):
         semiparametric or permutation ones (codes from the host data, any backend; rows
         split across threads where that pays, the kernels release the GIL)."""
         ds = tester.dataset
+        if ds.partitioned:  # the rows of the strata that need permuting, gathered
+            from .counting import partitioned_calibration
+
+            return partitioned_calibration(self, ds, xs, y, z, out, todo)
         codes, cards, n = ds.codes, ds.cardinalities, tester.n
         key = _ColumnKeys(codes)  # by content: the same p-value whatever the column order
-        z = sorted(z, key=key.__getitem__)
-        zcode, _ = joint_code([codes[:, j] for j in z], cards[list(z)], np, n)
+        z_all = sorted(z, key=key.__getitem__)
+        zcode, _ = joint_code([codes[:, j] for j in z_all], cards[z_all], np, n)
         column = int(self.stat == "x2")
+        miss = ds.missing
 
         def rows(part):
             res = np.empty((len(part), 4))
             for r, i in enumerate(part):
-                xk = sorted(xs[i], key=key.__getitem__)
-                xcode, _ = joint_code([codes[:, j] for j in xk], cards[list(xk)], np, n)
-                ycode, pair = codes[:, y], (*xk, y)
-                if len(xk) == 1 and key[xk[0]] < key[y]:  # one variable each: (x, y) and
+                keys, zs, zc, kept, m = key, z_all, zcode, slice(None), n
+                if miss is not None:  # test-wise deletion: the test's complete rows (and
+                    kept = ~miss[:, [*xs[i], y, *z]].any(axis=1)  # seeds from them alone)
+                    keys, m = _ColumnKeys(codes, kept), int(kept.sum())
+                    zs = sorted(z, key=keys.__getitem__)
+                    zc, _ = joint_code([codes[kept, j] for j in zs], cards[zs], np, m)
+                xk = sorted(xs[i], key=keys.__getitem__)
+                xcode, _ = joint_code([codes[kept, j] for j in xk], cards[list(xk)], np, m)
+                ycode, pair = codes[kept, y], (*xk, y)
+                if len(xk) == 1 and keys[xk[0]] < keys[y]:  # one variable each: (x, y) and
                     xcode, ycode, pair = ycode, xcode, (y, xk[0])  # (y, x) are one test
-                seed = np.random.SeedSequence([self.seed, *(key[j][0] for j in pair), len(z),
-                                               *(key[j][0] for j in z)])
+                seed = np.random.SeedSequence([self.seed, *(keys[j][0] for j in pair), len(z),
+                                               *(keys[j][0] for j in zs)])
                 exact = self.calibration == "permutation"
-                null, moments = permutation_null(xcode, ycode, zcode, self.B,
+                null, moments = permutation_null(xcode, ycode, zc, self.B,
                                                  seed.generate_state(1, np.uint64)[0],
                                                  0.0 if exact else DENSE_STRATUM)
                 null = null[:, column]
@@ -261,14 +300,16 @@ class ContingencyTest(CITest):
 class _ColumnKeys(dict):
     """Per column, a sort key and seed word from its codes alone (CRC-32 of the column, then
     its position), so that permutations depend neither on where a variable stands among
-    the columns nor on its name."""
+    the columns nor on its name; with ``kept``, of those rows only (a test's complete
+    rows under test-wise deletion)."""
 
-    def __init__(self, codes):
+    def __init__(self, codes, kept=slice(None)):
         super().__init__()
         self.codes = codes
+        self.kept = kept
 
     def __missing__(self, j):
-        self[j] = (zlib.crc32(np.ascontiguousarray(self.codes[:, j]).tobytes()), j)
+        self[j] = (zlib.crc32(np.ascontiguousarray(self.codes[self.kept, j]).tobytes()), j)
         return self[j]
 
 

@@ -8,6 +8,8 @@ Which path counts the tables X_i x Y | Z of a batch:
   kernel, both reading the codes in place;
 * CPU otherwise: the scatter kernel of :mod:`._kernels` (joint codes on the fly);
 * GPU: the CUDA kernels of :mod:`._cuda`;
+* data that keeps missing cells (``na="pairwise"``, test-wise deletion):
+  :func:`masked_statistics`, the rows complete for each test's own columns;
 * tables with more cells than the rows fill densely: mixed-radix codes
   ``((z * |X| + x) * |Y| + y)`` in int64, offset by ``candidate * cells``, through
   one ``unique`` (observed configurations only) on numpy or CuPy.
@@ -22,8 +24,9 @@ import numpy as np
 
 from typing import NamedTuple
 
-__all__ = ["Strata", "column_statistics", "joint_code", "make_strata", "permutation_null",
-           "stratum_code", "subset_statistics", "table_statistics", "to_numpy"]
+__all__ = ["Strata", "cell_base", "column_statistics", "joint_code", "make_strata",
+           "masked_statistics", "permutation_null", "stratum_code", "subset_statistics",
+           "table_statistics", "to_numpy"]
 
 #: Largest code we let a mixed-radix product reach before compressing.
 _CODE_LIMIT = 2**40
@@ -322,3 +325,68 @@ def permutation_null(xcode, ycode, zcode, B: int, seed: int, dense_min: float = 
     cards = [int(c.max()) + 1 for c in codes]
     setup = kernels.permutation_setup(*codes, *cards)
     return kernels.permutation_statistics(*setup, int(B), np.uint64(seed), float(dense_min))
+
+
+def _no_missing():
+    return np.zeros((0, 0), dtype=bool)
+
+
+def cell_base(codes, miss, cards, yi: int, z, rxm: int, ry: int, n: int):
+    """The (z, y) cell offset of each row in a flat (strata, rxm, ry) table, -1 where y or a
+    column of z is missing (``miss`` (p, n), or (0, 0)); and the number of strata (declared
+    levels, or the observed configurations once they exceed the rows, as
+    :func:`joint_code`). ``codes`` is the (p, n) code matrix."""
+    z = list(z)
+    zcode, rz = joint_code([codes[j] for j in z], cards[z], np, n)
+    base = (zcode.astype(np.int64) * rxm) * ry + codes[yi]
+    if miss.shape[0]:
+        lost = miss[yi] if not z else miss[yi] | miss[z].any(axis=0)
+        base[lost] = -1
+    return base, int(rz)
+
+
+def masked_statistics(dataset, xs, yi: int, z: tuple):
+    """Statistics (k, 4) and rows used (k,) of the tables X_i x Y | Z, each over the rows
+    complete for its own columns X_i, Y and Z (test-wise deletion, ``na="pairwise"``):
+    the compiled :func:`~mbstat.ci._kernels.masked_statistics` (one pass over the rows a
+    candidate, split across threads where that pays), or, for tables with more cells than
+    the rows fill densely, :func:`table_statistics` over each test's complete rows."""
+    kernels = _kernels()
+    codes = dataset.codes.T
+    miss = _no_missing() if dataset.missing is None else dataset.missing.T
+    cards = dataset.cardinalities
+    n = dataset.n_rows
+    ry = int(cards[yi])
+    stats = np.empty((len(xs), 4))
+    rows = np.empty(len(xs))
+    by_size = {}  # one batch per subset size: each is one (k, size) index array
+    for i, xk in enumerate(xs):
+        by_size.setdefault(len(xk), []).append(i)
+    for pos in by_size.values():
+        subsets = np.array([xs[i] for i in pos], dtype=np.int64)
+        rxm = int(np.prod(cards[subsets], axis=1).max())
+        base, rz = cell_base(codes, miss, cards, yi, z, rxm, ry, n)
+        if _compiled_fits(n, rz * rxm * ry):
+            out = kernels._split(lambda part: kernels.masked_statistics(
+                codes, miss, part, cards, base, rz, rxm, ry), subsets, subsets.size * n)
+        else:
+            out = np.array([_sparse_masked(codes, miss, cards, sub, yi, z, ry, base >= 0)
+                            for sub in subsets]).reshape(len(pos), 5)
+        stats[pos] = out[:, :4]
+        rows[pos] = out[:, 4]
+    return stats, rows
+
+
+def _sparse_masked(codes, miss, cards, subset, yi, z, ry, kept):
+    """One test's statistics and rows (5,) over its complete rows, by :func:`table_statistics`
+    (tables too large for the compiled kernels)."""
+    if miss.shape[0]:
+        kept = kept & ~miss[subset].any(axis=0)
+    n = int(kept.sum())
+    if n == 0:
+        return np.zeros(5)
+    xcode, rx = joint_code([codes[j][kept] for j in subset], cards[subset], np, n)
+    zcols = np.array([codes[j][kept] for j in z]).reshape(len(z), n)
+    strata = make_strata(zcols, cards[list(z)], np, n)
+    stats = table_statistics(xcode[None, :], np.array([rx]), codes[yi][kept], ry, strata, np)
+    return np.append(stats[0], n)

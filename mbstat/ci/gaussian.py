@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .base import ASYMPTOTIC, CITest, results_table
+from .base import ASYMPTOTIC, SKIPPED, CITest, results_table
 
 __all__ = ["FisherZ"]
 
@@ -26,26 +26,75 @@ class FisherZ(CITest):
     def check(self, tester, columns) -> None:
         tester.dataset.require_numeric(columns, self.name)
 
+    #: Honours ``na="pairwise"``: each test's correlation over its own complete rows.
+    pairwise = True
+
     def batch(self, tester, xs, y, z):
         if any(len(xk) != 1 for xk in xs):
             raise ValueError("test 'fisher_z' takes single variables as x, not sets")
-        values = tester.dataset.numeric()
-        n = tester.n
-        design = np.column_stack([np.ones(n), values[:, list(z)]])
-        q, _ = np.linalg.qr(design)
-        block = values[:, [y] + [xk[0] for xk in xs]]
-        resid = block - q @ (q.T @ block)
-        norms = np.sqrt(np.einsum("ij,ij->j", resid, resid))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = (resid[:, 1:].T @ resid[:, 0]) / (norms[1:] * norms[0])
-        r = np.clip(np.nan_to_num(r), -1.0, 1.0)
+        ds = tester.dataset
+        xcols = [xk[0] for xk in xs]
+        if ds.partitioned:  # sufficient statistics (sums, cross-products) per partition
+            from .counting import partitioned_gram
+
+            r, n = partial_correlations_from_gram(partitioned_gram(ds, xcols, y, z), len(z))
+        elif ds.missing is not None and ds.missing_columns[[y, *z, *xcols]].any():
+            values, miss = ds.numeric(), ds.missing  # test-wise deletion: per candidate
+            r, n = np.empty(len(xs)), np.empty(len(xs))
+            for i, x in enumerate(xcols):
+                kept = ~miss[:, [x, y, *z]].any(axis=1)
+                n[i] = kept.sum()
+                r[i] = partial_correlations(values[kept], y, [x], z)[0] if n[i] > len(z) + 1 \
+                    else 0.0
+        else:
+            r = partial_correlations(ds.numeric(), y, xcols, z)
+            n = np.full(len(xs), float(tester.n))
         dof = n - len(z) - 3
-        if dof < 1:
-            raise ValueError(f"fisher_z needs more than |z| + 3 = {len(z) + 3} rows; got {n}")
-        with np.errstate(divide="ignore"):
-            stat = np.sqrt(dof) * np.arctanh(r)
+        rows_column = getattr(tester, "rows_column", False)
+        if not rows_column and (dof < 1).any():
+            raise ValueError(f"fisher_z needs more than |z| + 3 = {len(z) + 3} rows; "
+                             f"got {int(n.min())}")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stat = np.sqrt(np.maximum(dof, 0.0)) * np.arctanh(r)
             log_p = np.log(2.0) + special.log_ndtr(-np.abs(stat))
             mi = -0.5 * np.log1p(-(r**2))
-        return results_table(len(xs), statistic=stat, df=np.nan,
-                             pvalue=np.minimum(np.exp(log_p), 1.0),
-                             log_pvalue=np.minimum(log_p, 0.0), mi=mi, calibration=ASYMPTOTIC)
+        short = dof < 1  # na="pairwise": too few complete rows for this test
+        stat[short], log_p[short], mi[short] = 0.0, 0.0, 0.0
+        table = results_table(len(xs), extra=("n",) if rows_column else (),
+                              statistic=stat, df=np.nan, pvalue=np.minimum(np.exp(log_p), 1.0),
+                              log_pvalue=np.minimum(log_p, 0.0), mi=mi,
+                              calibration=np.where(short, SKIPPED, ASYMPTOTIC))
+        if rows_column:
+            table["n"] = n
+        return table
+
+
+def partial_correlations(values, y: int, xcols, z) -> np.ndarray:
+    """Partial correlations of the columns ``xcols`` of ``values`` with column y given the
+    columns z: y and the candidates residualized on [1, z] by one QR decomposition."""
+    n = values.shape[0]
+    design = np.column_stack([np.ones(n), values[:, list(z)]])
+    q, _ = np.linalg.qr(design)
+    block = values[:, [y, *xcols]]
+    resid = block - q @ (q.T @ block)
+    norms = np.sqrt(np.einsum("ij,ij->j", resid, resid))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (resid[:, 1:].T @ resid[:, 0]) / (norms[1:] * norms[0])
+    return np.clip(np.nan_to_num(r), -1.0, 1.0)
+
+
+def partial_correlations_from_gram(grams, m: int):
+    """Partial correlations (k,) and rows (k,) from each candidate's Gram matrix (k, m+3,
+    m+3) of the columns [1, z (m columns), y, x] over its rows (the (0, 0) entry): the
+    sufficient statistics of a data set in partitions, summed. y and x are residualized
+    on [1, z] through the normal equations (least squares where they are singular)."""
+    grams = np.asarray(grams, dtype=np.float64)
+    k = grams.shape[0]
+    r = np.zeros(k)
+    for i, g in enumerate(grams):
+        zz, zo, oo = g[: m + 1, : m + 1], g[: m + 1, m + 1 :], g[m + 1 :, m + 1 :]
+        beta = np.linalg.lstsq(zz, zo, rcond=None)[0]
+        s = oo - zo.T @ beta  # residual cross-products of (y, x)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r[i] = s[0, 1] / np.sqrt(s[0, 0] * s[1, 1])
+    return np.clip(np.nan_to_num(r), -1.0, 1.0), grams[:, 0, 0].copy()

@@ -450,6 +450,7 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     alpha = v.check_alpha(alpha)
     check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
     ds = as_dataset(data, na=na)
+    ds.require_complete("ppi_test")
     t = ds.index(target, "target")
     if task == "auto":
         ds = labels_as_classes(ds, t)
