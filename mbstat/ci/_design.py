@@ -108,7 +108,9 @@ def chi2_table(statistic, df, n, calibration=ASYMPTOTIC):
     """A results table of chi-square tests: p-values and their logs, ``mi`` = stat / 2n."""
     statistic = np.maximum(np.asarray(statistic, dtype=np.float64), 0.0)
     df = np.broadcast_to(np.asarray(df, dtype=np.float64), statistic.shape)
-    p, log_p = chi2_sf_logsf(statistic, np.ascontiguousarray(df))
+    p, log_p = chi2_sf_logsf(statistic, np.ascontiguousarray(np.maximum(df, 1.0)))
+    none = df <= 0  # x adds no parameter: nothing to test
+    p, log_p = np.where(none, 1.0, p), np.where(none, 0.0, log_p)
     return results_table(len(statistic), statistic=statistic, df=df, pvalue=p,
                          log_pvalue=log_p, mi=statistic / (2.0 * max(n, 1)),
                          calibration=calibration)

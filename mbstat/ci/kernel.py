@@ -5,7 +5,7 @@ non-parametric causal discovery", Algorithm 2 and the R package RCIT's ``RCoT``)
 x, y and z are standardized and mapped to random Fourier features of the Gaussian kernel
 (Rahimi & Recht 2007; 5 for x and y, 100 for z; bandwidth the median distance among the
 first 500 rows, as RCIT); the features of x and y are residualized on those of z by
-(ridge 1e-10) least squares, and the statistic is ``n ||C_xy.z||_F^2``, the squared
+least squares (RCIT: ridge 1e-10), and the statistic is ``n ||C_xy.z||_F^2``, the squared
 Frobenius norm of the residual cross-covariance. Under conditional independence (and
 when z's features capture E[f(x) | z] and E[f(y) | z]) it is a weighted sum of
 chi-square(1) variables, weights the eigenvalues of the covariance of the products of
@@ -28,6 +28,9 @@ from .base import ASYMPTOTIC, NOTES, PERMUTATION, CITest, results_table
 from .contingency import chi2_sf_logsf
 
 __all__ = ["RCoT", "hbe_sf_logsf"]
+
+#: MASS::ginv's tolerance (sqrt of the double epsilon), relative to the largest eigenvalue.
+_GINV_TOL = float(np.sqrt(np.finfo(np.float64).eps))
 
 
 def hbe_sf_logsf(weights, x):
@@ -126,11 +129,13 @@ class RCoT(CITest):
         fy = self.features(values[:, [y]], f)
         fx = np.concatenate([self.features(values[:, [xk[0]]], f) for xk in xs], axis=1)
         if z:
-            fz = self.features(values[:, list(z)], self.num_f)
-            czz = fz.T @ fz / (n - 1) + 1e-10 * np.eye(self.num_f)
-            solve = np.linalg.pinv(czz, hermitian=True) @ (fz.T / (n - 1))
-            rx = fx - fz @ (solve @ fx)
-            ry = fy - fz @ (solve @ fy)
+            # least squares on z's features, as RCIT's ginv(Czz + 1e-10 I): directions of
+            # Czz below sqrt(eps) of its largest eigenvalue (MASS::ginv's tol) dropped
+            u, sv, _ = np.linalg.svd(self.features(values[:, list(z)], self.num_f),
+                                     full_matrices=False)
+            q = u[:, sv ** 2 > _GINV_TOL * sv[0] ** 2]
+            rx = fx - q @ (q.T @ fx)
+            ry = fy - q @ (q.T @ fy)
         else:
             rx, ry = fx, fy
         k = len(xs)

@@ -131,6 +131,10 @@ class ConditionalGaussian(CITest):
                     rss1 = syy[:, None] - np.where(sxx > 0, sxy ** 2 / sxx, 0.0)
                 ll0 = cg_loglik(syy, counts, p)
                 ll1 = cg_loglik(np.maximum(rss1, 0.0).T, counts, p + 1)
+                # x constant given zc in a stratum: a singular design, in either direction
+                flat = ((sxx <= MACHINE_TOL ** 2 * np.maximum(syy[:, None], 1.0))
+                        & (counts[:, None] > 0)).any(axis=0)
+                ll1[flat] = -np.inf
                 stat[cont_pos] = _lr(ll1, ll0)
                 df[cont_pos] = L
             if len(disc_pos):  # y on zc within strata of (x, zd) vs of zd

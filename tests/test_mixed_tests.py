@@ -1,0 +1,273 @@
+"""CI tests for mixed and non-Gaussian data (issue #19): mi-cg, reg-lr, spearman, rcot and
+test="auto", each against an independent reference and with its level measured."""
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+from threadpoolctl import threadpool_limits
+
+import mbstat
+from mbstat import ci_test, ci_test_batch
+from mbstat.ci import CITester
+from mbstat.ci.kernel import hbe_sf_logsf
+from mbstat.ci.registry import choose_test
+from mbstat.datasets import make_mixed_network
+
+
+def mixed_frame(n=150, seed=0):
+    rng = np.random.default_rng(seed)
+    d1 = rng.integers(0, 2, n)
+    d2 = rng.integers(0, 3, n)
+    c1 = rng.normal(size=n) + d1
+    c2 = 0.5 * c1 + rng.normal(size=n) + 0.7 * (d2 == 1)
+    c3 = rng.normal(size=n) - c2 * (d1 == 1)
+    d3 = (rng.random(n) < 1 / (1 + np.exp(-c1))).astype(int)
+    cat = lambda a, p: pd.Categorical.from_codes(a, [f"{p}{i}" for i in range(a.max() + 1)])
+    return pd.DataFrame({"d1": cat(d1, "a"), "d2": cat(d2, "b"), "d3": cat(d3, "c"),
+                         "c1": c1, "c2": c2, "c3": c3})
+
+
+# ------------------------------------------------------------------ mi-cg by hand
+def _loglik(resp, design, groups):
+    """Conditional Gaussian log-likelihood as bnlearn's c_fast_ccgloglik: per stratum a
+    least-squares fit, sd = sqrt(RSS / (n_s - p)), summed normal log-densities."""
+    total = 0.0
+    for g in np.unique(groups):
+        rows = groups == g
+        X, y = design[rows], resp[rows]
+        beta = np.linalg.lstsq(X, y, rcond=None)[0]
+        r = y - X @ beta
+        sd = np.sqrt(r @ r / (rows.sum() - X.shape[1]))
+        total += stats.norm.logpdf(y, X @ beta, sd).sum()
+    return total
+
+
+def _codes(df, cols):
+    if not cols:
+        return np.zeros(len(df), dtype=int)
+    return df[cols].apply(lambda s: s.cat.codes).astype(str).agg("-".join, axis=1).to_numpy()
+
+
+def _design(df, cols):
+    return np.column_stack([np.ones(len(df))] + [df[c].to_numpy() for c in cols])
+
+
+def test_mi_cg_equals_hand_computation_continuous_pair():
+    df = mixed_frame()
+    res = ci_test_batch(df, ["c1", "c3"], "c2", ["d1", "d2"], test="mi-cg")
+    g = _codes(df, ["d1", "d2"])
+    for i, x in enumerate(["c1", "c3"]):
+        ll1 = _loglik(df.c2.to_numpy(), _design(df, [x]), g)
+        ll0 = _loglik(df.c2.to_numpy(), _design(df, []), g)
+        assert res.statistic[i] == pytest.approx(2 * (ll1 - ll0), rel=1e-10)
+        assert res.df[i] == 6  # one slope per configuration of (d1, d2)
+    # continuous z too; symmetric in x and y
+    r = ci_test(df, "c1", "c3", ["d1", "c2"], test="mi-cg")
+    g = _codes(df, ["d1"])
+    ll1 = _loglik(df.c3.to_numpy(), _design(df, ["c2", "c1"]), g)
+    ll0 = _loglik(df.c3.to_numpy(), _design(df, ["c2"]), g)
+    assert r.statistic == pytest.approx(2 * (ll1 - ll0), rel=1e-10) and r.df == 2
+    assert ci_test(df, "c3", "c1", ["d1", "c2"], test="mi-cg").statistic == \
+        pytest.approx(r.statistic, rel=1e-10)
+    assert r.pvalue == pytest.approx(stats.chi2.sf(r.statistic, 2), rel=1e-9)
+
+
+@pytest.mark.parametrize("x, y", [("d2", "c3"), ("c3", "d2")])
+def test_mi_cg_equals_hand_computation_discrete_and_continuous(x, y):
+    df = mixed_frame()
+    r = ci_test(df, x, y, ["d1", "c1"], test="mi-cg")
+    cont, disc = ("c3", "d2")
+    ll1 = _loglik(df[cont].to_numpy(), _design(df, ["c1"]), _codes(df, [disc, "d1"]))
+    ll0 = _loglik(df[cont].to_numpy(), _design(df, ["c1"]), _codes(df, ["d1"]))
+    assert r.statistic == pytest.approx(2 * (ll1 - ll0), rel=1e-10)
+    assert r.df == (3 - 1) * 2 * (1 + 2)  # bnlearn: (levels - 1) * L * (q + 2)
+
+
+def test_mi_cg_discrete_pair_is_g2_or_the_chain_rule():
+    df = mixed_frame()
+    # z discrete: the G2 test (sum of per-stratum G2 from scipy)
+    r = ci_test(df, "d2", "d3", ["d1"], test="mi-cg")
+    g2 = sum(stats.chi2_contingency(pd.crosstab(s.d2, s.d3), lambda_="log-likelihood",
+                                    correction=False)[0] for _, s in df.groupby("d1",
+                                                                              observed=True))
+    assert r.statistic == pytest.approx(g2, rel=1e-9) and r.df == 2 * 1 * 2
+    assert r.statistic == pytest.approx(ci_test(df, "d2", "d3", ["d1"], test="g2",
+                                                calibration="asymptotic").statistic)
+    # a continuous z: G2 + 2 [ll(z|x,y,d1) - ll(z|x,d1) - ll(z|y,d1) + ll(z|d1)]
+    r = ci_test(df, "d2", "d3", ["d1", "c1"], test="mi-cg")
+    c1 = df.c1.to_numpy()
+    one = _design(df, [])
+    ll = {k: _loglik(c1, one, _codes(df, list(k))) for k in
+          [("d2", "d3", "d1"), ("d2", "d1"), ("d3", "d1"), ("d1",)]}
+    chain = ll[("d2", "d3", "d1")] - ll[("d2", "d1")] - ll[("d3", "d1")] + ll[("d1",)]
+    assert r.statistic == pytest.approx(g2 + 2 * chain, rel=1e-9)
+    assert r.df == 2 * 1 * 2 * (1 + 1 * 4 / 2)
+
+
+def test_mi_cg_singular_model_is_independence():
+    df = mixed_frame(40)
+    df["c4"] = np.round(df.c1, 0) * 0 + 1.0  # constant: zero residual variance
+    for x, y in [("c4", "c2"), ("c2", "c4"), ("c4", "d2"), ("d2", "c4")]:
+        r = ci_test(df, x, y, ["d1"], test="mi-cg")
+        assert r.statistic == 0 and r.pvalue == 1, (x, y)
+
+
+# ------------------------------------------------------------------ reg-lr vs statsmodels
+def _sm_design(df, cols):
+    parts = [np.ones((len(df), 1))]
+    for c in cols:
+        if isinstance(df[c].dtype, pd.CategoricalDtype):
+            parts.append(pd.get_dummies(df[c], drop_first=True).to_numpy(float))
+        else:
+            parts.append(df[[c]].to_numpy(float))
+    return np.column_stack(parts)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_reg_lr_equals_statsmodels(seed):
+    df = mixed_frame(300, seed)
+    rng = np.random.default_rng(seed + 10)
+    df["y3"] = pd.Categorical(np.argmax(np.column_stack(
+        [np.zeros(300), df.c1, -df.c2]) + rng.gumbel(size=(300, 3)), axis=1))
+    z = ["c1", "d2"]
+    xs = ["c2", "d1", ["c3", "d1"]]
+    for y, fit in [("c3", "ols"), ("d3", "logit"), ("y3", "mnlogit")]:
+        cands = [x for x in xs if y not in np.atleast_1d(x)]
+        res = ci_test_batch(df, cands, y, z, test="reg-lr")
+        for i, x in enumerate(cands):
+            x = list(np.atleast_1d(x))
+            if fit == "ols":
+                r0 = sm.OLS(df[y].to_numpy(), _sm_design(df, z)).fit()
+                r1 = sm.OLS(df[y].to_numpy(), _sm_design(df, z + x)).fit()
+                lr, _, df_diff = r1.compare_lr_test(r0)
+            else:
+                model = sm.Logit if fit == "logit" else sm.MNLogit
+                codes = df[y].cat.codes.to_numpy()
+                r0 = model(codes, _sm_design(df, z)).fit(disp=0, tol=1e-12, maxiter=200)
+                r1 = model(codes, _sm_design(df, z + x)).fit(disp=0, tol=1e-12, maxiter=200)
+                lr = 2 * (r1.llf - r0.llf)
+                df_diff = np.sum(r1.df_model) - np.sum(r0.df_model)
+            assert res.statistic[i] == pytest.approx(lr, abs=1e-8), (y, x)
+            assert res.df[i] == df_diff
+            assert res.pvalue[i] == pytest.approx(stats.chi2.sf(lr, df_diff), rel=1e-6,
+                                                  abs=1e-300)
+
+
+def test_reg_lr_collinear_candidate_adds_nothing_and_is_not_symmetric():
+    df = mixed_frame(200)
+    df["c1_copy"] = 2 * df.c1 + 1
+    r = ci_test(df, "c1_copy", "c3", ["c1"], test="reg-lr")
+    assert r.df == 0 and r.statistic == 0 and r.pvalue == 1
+    t = CITester(df, "reg-lr")
+    a, b = t.test("c1", "d3", ["d1"]), t.test("d3", "c1", ["d1"])  # logistic, then OLS
+    assert t.n_cache_hits == 0 and a.statistic != pytest.approx(b.statistic, rel=1e-6)
+    with pytest.raises(ValueError, match="model must be one of"):
+        ci_test(df, "c1", "c3", test="reg-lr", model="probit")
+    with pytest.raises(ValueError, match="needs a discrete y"):
+        ci_test(df, "c1", "c3", test="reg-lr", model="logistic")
+
+
+# ------------------------------------------------------------------ spearman, rcot
+def _ranks_residual(df, cols, z):
+    R = df.rank()
+    D = np.column_stack([np.ones(len(df))] + [R[c] for c in z])
+    return [R[c] - D @ np.linalg.lstsq(D, R[c], rcond=None)[0] for c in cols]
+
+
+def test_spearman_is_fisher_z_on_ranks_with_fiellers_variance():
+    rng = np.random.default_rng(4)
+    n = 300
+    z = rng.standard_t(3, n)
+    df = pd.DataFrame({"z": z, "x": np.exp(z) + rng.standard_t(3, n),
+                       "y": z ** 3 + rng.standard_t(3, n)})
+    r0 = ci_test(df, "x", "y", test="spearman")
+    rho = stats.spearmanr(df.x, df.y).statistic
+    assert r0.statistic == pytest.approx(np.sqrt((n - 3) / 1.06) * np.arctanh(rho), rel=1e-10)
+    r1 = ci_test(df, "x", "y", ["z"], test="spearman")
+    ex, ey = _ranks_residual(df, ["x", "y"], ["z"])
+    rho = np.corrcoef(ex, ey)[0, 1]
+    assert r1.statistic == pytest.approx(np.sqrt((n - 4) / 1.06) * np.arctanh(rho), rel=1e-9)
+    assert r1.pvalue == pytest.approx(2 * stats.norm.sf(abs(r1.statistic)), rel=1e-9)
+
+
+def test_hbe_is_exact_for_equal_weights_and_rcot_is_reproducible():
+    x = np.array([0.5, 3.0, 12.0, 40.0])
+    p, log_p = hbe_sf_logsf(np.ones((4, 7)), x)
+    np.testing.assert_allclose(p, stats.chi2.sf(x, 7), rtol=1e-10)
+    np.testing.assert_allclose(log_p, stats.chi2.logsf(x, 7), rtol=1e-10)
+    rng = np.random.default_rng(5)
+    n = 400
+    z = rng.normal(size=n)
+    x = z + rng.normal(size=n)
+    df = pd.DataFrame({"z": z, "x": x, "y": x ** 2 + rng.normal(size=n),
+                       "w": rng.normal(size=n)})
+    a = ci_test_batch(df, ["y", "w"], "x", ["z"], test="rcot")
+    b = ci_test_batch(df[["w", "y", "x", "z"]], ["w", "y"], "x", ["z"], test="rcot")
+    assert a.statistic[0] == pytest.approx(b.statistic[1], rel=1e-10)  # the same features
+    assert a.pvalue[1] == pytest.approx(b.pvalue[0], rel=1e-10)
+    # a non-monotone dependence: rcot sees it, spearman does not
+    assert a.pvalue[0] < 1e-4
+    assert ci_test(df, "y", "x", ["z"], test="spearman").pvalue > 1e-4
+    perm = ci_test(df, "y", "x", ["z"], test="rcot", calibration="permutation", B=99)
+    assert perm.calibration == "permutation" and perm.pvalue == pytest.approx(0.01)
+
+
+# ------------------------------------------------------------------ test="auto"
+def test_auto_chooses_from_the_kinds_and_says_why():
+    assert choose_test(["discrete", "discrete"])[0] == "g2"
+    assert choose_test(["continuous"])[0] == "fisher_z"
+    assert choose_test(["continuous", "discrete"])[0] == "mi-cg"
+    df = make_mixed_network(2000, seed=1)
+    t = CITester(df)
+    assert t.test_name == "mi-cg" and "mixes discrete and continuous" in t.test_reason
+    assert CITester(df[["A", "B", "C"]]).test_name == "g2"
+    assert CITester(df[["E", "F"]]).test_name == "fisher_z"
+    assert CITester(df, "g2", discretize=3).test_reason is None
+    assert CITester(df, discretize=3).test_name == "g2"
+    res = mbstat.iamb(df, "G")
+    assert res.test == "mi-cg"
+    assert {"C", "F", "I", "J"} <= set(res.selected)  # G's parents and children
+    assert "auto" in mbstat.tests_table().index
+    assert {"data", "arguments", "assumptions"} <= set(mbstat.tests_table().columns)
+
+
+# ------------------------------------------------------------------ levels
+def _null_blocks(kind, k, n, seed):
+    """k independent null data sets (x_i independent of y_i given z_i), as one frame."""
+    rng = np.random.default_rng(seed)
+    cols = {}
+    for i in range(k):
+        zc = rng.normal(size=n)
+        zd = rng.integers(0, 2, n)
+        if kind == "mi-cg":  # y continuous, x discrete; z mixed
+            cols[f"x{i}"] = pd.Categorical((rng.random(n) < 0.3 + 0.4 * zd).astype(int))
+            cols[f"y{i}"] = zc * (1 + zd) + rng.normal(size=n)
+        elif kind == "reg-lr":  # y binary, x continuous; z mixed
+            cols[f"x{i}"] = zc + rng.normal(size=n)
+            cols[f"y{i}"] = pd.Categorical((rng.random(n) < 1 / (1 + np.exp(-zc - zd)))
+                                           .astype(int))
+        else:  # heavy tails, y independent of (x, z)
+            cols[f"x{i}"] = zc + rng.standard_t(3, n)
+            cols[f"y{i}"] = rng.standard_t(3, n)
+        cols[f"zc{i}"] = zc
+        cols[f"zd{i}"] = pd.Categorical(zd)
+    return pd.DataFrame(cols)
+
+
+@pytest.mark.parametrize("test", ["mi-cg", "reg-lr", "spearman", "rcot"])
+def test_level_at_n200(test):
+    """200 null data sets at n = 200: the Wilson 95% interval of the rejection rate at 0.05
+    must cover 0.05 (the full table, 500 nulls at n = 200 and 2,000 with power, is in
+    vignettes/mixed_tests.py)."""
+    k = 200
+    df = _null_blocks(test, k, 200, seed=19)
+    tester = CITester(df, test)
+    z = (lambda i: [f"zc{i}"]) if test in ("spearman", "rcot") else \
+        (lambda i: [f"zc{i}", f"zd{i}"])
+    with threadpool_limits(1):  # many small factorizations: one BLAS thread is faster
+        p = np.array([tester.test(f"x{i}", f"y{i}", z(i)).pvalue for i in range(k)])
+    rejected = int((p <= 0.05).sum())
+    low, high = proportion_confint(rejected, k, 0.05, method="wilson")
+    assert low <= 0.05 <= high, (test, rejected)
