@@ -244,7 +244,7 @@ HEURISTICS = {
 class _Neighbourhoods:
     """TPC and PC sets of any variable of one run, memoized (one search per variable)."""
 
-    def __init__(self, run: Run, heuristic: str, max_k, symmetry: str, memo=None):
+    def __init__(self, run: Run, heuristic: str, max_k, symmetry: str, memo=None, fixed=()):
         self.run = run
         self.tester = run.tester
         self.root = run.target
@@ -255,7 +255,7 @@ class _Neighbourhoods:
         # the elimination's cap: max_k within max_sx (every test honours max_sx)
         self.cap = max_k if run.max_sx is None else (
             run.max_sx if max_k is None else min(max_k, run.max_sx))
-        self.fixed = tuple(run.whitelist)
+        self.fixed = tuple(fixed)  # in the target's TPC from the start (a PC whitelist)
         self.symmetry = symmetry
         self.searches: dict = {}
         self.pcs: dict = {}
@@ -358,8 +358,9 @@ class _Neighbourhoods:
 
 def _pc_search(run: Run, heuristic: str, max_k=3, symmetry="and", memo=None) -> Found:
     """PC(T): GLL-PC with the heuristic's TPC search and the symmetry correction. ``memo``
-    (a dict) shares the other variables' searches between runs on one tester."""
-    nb = _Neighbourhoods(run, heuristic, max_k, symmetry, memo)
+    (a dict) shares the other variables' searches between runs on one tester. Whitelisted
+    features are neighbours, as bnlearn's ``learn.nbr`` takes them."""
+    nb = _Neighbourhoods(run, heuristic, max_k, symmetry, memo, fixed=run.whitelist)
     pc = nb.pc(run.target)
     return Found(pc, parents_children=pc, notes=nb.notes())
 
@@ -368,7 +369,11 @@ def _mb_search(run: Run, heuristic: str, max_k=3, symmetry="and", memo=None) -> 
     """GLL-MB (Aliferis et al. 2010, Figure 7, steps 1-4; MMMB's spouse step): PC(T), then
     for X in PC(T) and Y in PC(X) \\ (PC(T) u {T}): Y joins when T and Y are dependent
     given S(Y) u {X}, S(Y) the set that separated Y from T. With X in S(Y), X is not a
-    collider and the test would repeat the separating one: it is not asked."""
+    collider and the test would repeat the separating one: it is not asked.
+
+    A whitelisted feature is in the blanket, as a parent, child or spouse: the search
+    places it (it is not forced into PC(T), where its parents would be taken for spouses
+    of T); one the search does not find joins the parents and children at the end."""
     nb = _Neighbourhoods(run, heuristic, max_k, symmetry, memo)
     target, tester, ledger = run.target, run.tester, run.ledger
     pc = nb.pc(target)
@@ -426,9 +431,12 @@ _COMMON = """
         TPC(T) or T in TPC(X) (more recall, fewer guarantees; searches TPC(X) for every
         X marginally dependent on T); "none": TPC(T) as it is (pyCausalFS).
     backend, candidates, whitelist, blacklist, discretize, na, **test_args
-        As in :func:`mbstat.iamb`: whitelisted features are in TPC(T) from the start,
-        never removed nor corrected (bnlearn treats them as neighbours); blacklisted
-        ones are in no search, nor in any conditioning set.
+        As in :func:`mbstat.iamb`. Whitelisted features: for the PC learners, in TPC(T)
+        from the start, never removed nor corrected (bnlearn's ``learn.nbr`` takes them
+        as neighbours); for ``mmmb`` and ``hiton_mb``, in the blanket, placed by the
+        search as parent/child or spouse (a parent of a whitelisted spouse is not
+        taken for a spouse), among the parents and children when the search does not
+        find them. Blacklisted ones are in no search, nor in any conditioning set.
     max_sx : int, optional
         The largest conditioning set any test may use: the elimination searches
         subsets of at most ``min(max_k, max_sx)`` variables, and a spouse test that
