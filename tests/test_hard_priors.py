@@ -1,4 +1,6 @@
-"""whitelist, blacklist, start and max_sx on every CI-test learner (bnlearn's learn.mb options)."""
+"""whitelist, blacklist, start and max_sx on every CI-test learner (bnlearn's learn.mb options),
+with complete data and with missing cells under na="pairwise"."""
+import numpy as np
 import pytest
 
 import mbstat
@@ -30,10 +32,21 @@ def alarm():
     return sample_network("alarm", 2000, seed=3)
 
 
+@pytest.fixture(scope="module")
+def holed(alarm):
+    """alarm with 10% of its cells missing completely at random."""
+    return alarm.mask(np.random.default_rng(0).random(alarm.shape) < 0.1)
+
+
+@pytest.mark.parametrize("na", ["raise", "pairwise"])
 @pytest.mark.parametrize("method", sorted(CI_LEARNERS))
-def test_lists_and_cap_are_honoured_on_data(alarm, method):
-    res = getattr(mbstat, method)(alarm, "HR", whitelist=["BP"], blacklist=["CO", "HRBP"],
-                                  max_sx=2, **CI_LEARNERS[method])
+def test_lists_and_cap_are_honoured_on_data(alarm, holed, method, na):
+    """On complete data, and with 10% missing cells and test-wise deletion."""
+    data = alarm if na == "raise" else holed
+    res = getattr(mbstat, method)(data, "HR", whitelist=["BP"], blacklist=["CO", "HRBP"],
+                                  max_sx=2, na=na, **CI_LEARNERS[method])
+    if na == "pairwise":  # each test on the rows complete for its own variables
+        assert res.tests["n"].nunique() > 1 and res.tests["n"].max() < len(data)
     assert "BP" in res.blanket and not {"CO", "HRBP"} & set(res.blanket)
     assert not _mentions(res.tests, "CO") and not _mentions(res.tests, "HRBP")
     assert _sizes(res.tests).max() <= 2
