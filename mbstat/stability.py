@@ -239,7 +239,7 @@ def _seed_arg(randomized: bool, entropy: int, r: int) -> dict:
 def _run_resamples(ds, targets, func, params, randomized, entropy, R, n, size, replace,
                    n_jobs, progress, desc):
     """Per resample r (in order), per target: (selected, parents_children, spouses, tests,
-    complete). Chunks of resamples go to joblib workers, each with the encoded data once."""
+    complete, constant target). Chunks of resamples go to joblib workers, each with the encoded data once."""
     from joblib import Parallel, delayed, effective_n_jobs
 
     from ._progress import progress_bar
@@ -263,6 +263,7 @@ def _run_resamples(ds, targets, func, params, randomized, entropy, R, n, size, r
 
 def _run_chunk(rs, ds, targets, func, params, randomized, entropy, n, size, replace):
     """Resamples ``rs``: each one's rows taken from the codes once, every target learned."""
+    from .algorithms.learners import _constant
     from .algorithms.ppfs import _subset_rows
 
     out = []
@@ -271,10 +272,13 @@ def _run_chunk(rs, ds, targets, func, params, randomized, entropy, n, size, repl
         seed = _seed_arg(randomized, entropy, r)
         per_target = []
         for t in targets:
+            if _constant(sub, t):  # as the learners decide it, without a warning per resample
+                per_target.append(((), None, None, 0, True, True))
+                continue
             res = func(sub, t, **params, **seed)
             per_target.append((tuple(res.selected), getattr(res, "parents_children", None),
                                getattr(res, "spouses", None), int(res.n_tests),
-                               bool(res.complete)))
+                               bool(res.complete), False))
         out.append(per_target)
     return out
 
@@ -344,6 +348,10 @@ def _assemble(row, ds, target, full, rows, *, call, R, resample, size, entropy, 
     need = cut * R * (1 - 1e-12)  # frequencies are counts / R: compare counts
     order = np.lexsort((np.arange(p), -counts))
     stable = tuple(candidates[k] for k in order if counts[k] >= need)
+    constant = sum(x[5] for x in rows)
+    if constant:
+        notes.append(f"Note: {target} is constant in {plural(constant, 'resample')}: an empty "
+                     "blanket there (no test made).")
     incomplete = sum(not x[4] for x in rows)
     if incomplete:
         notes.append(f"Note: {plural(incomplete, 'resampled run')} stopped early (time budget "

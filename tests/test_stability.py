@@ -115,6 +115,16 @@ def test_same_result_for_any_n_jobs_and_backend(alarm, hr):
     assert longer.selections.iloc[:30].equals(hr.selections)
 
 
+def test_same_result_on_a_dask_cluster(alarm, hr):
+    distributed = pytest.importorskip("distributed", reason="dask is an optional extra")
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
+                            dashboard_address=None) as client:
+        with joblib.parallel_config(backend="dask"):
+            res = mbstat.stability(alarm, "HR", R=30, seed=11, n_jobs=2, **FAST)
+        assert client.status == "running"
+    assert res == hr
+
+
 def test_randomized_learner_gets_a_seed_per_resample(alarm):
     args = dict(R=6, seed=2, m=1, k=30, **FAST)
     one = mbstat.stability(alarm, "HR", "rgs", **args)
@@ -262,3 +272,19 @@ def test_command_line_stability(tmp_path, alarm, capsys):
     assert "--pfer needs --stability R" in capsys.readouterr().err
     assert main(["select", str(path), "--target", "HR", "--stability", "1"]) == 2
     assert "--stability must be >= 2" in capsys.readouterr().err
+
+
+def test_a_target_constant_in_some_resamples():
+    import warnings
+
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x": rng.integers(0, 2, 60), "z": rng.integers(0, 2, 60)})
+    data["y"] = np.where(np.arange(60) < 2, "b", "a")  # 2 rows of 'b': many subsamples lack it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning per resample
+        res = mbstat.stability(data, "y", R=20, seed=0, threshold=0.5, **FAST)
+    lacking = sum(len(set(data["y"].iloc[res.resample_rows(r)])) == 1 for r in range(20))
+    assert lacking > 0
+    assert f"Note: y is constant in {lacking} resample" in str(res.summary())
+    assert not res.selections[[bool(len(set(data["y"].iloc[res.resample_rows(r)])) == 1)
+                               for r in range(20)]].to_numpy().any()
