@@ -56,7 +56,7 @@ def cg_loglik(rss, counts, p: int) -> np.ndarray:
         s2 = rss / dof
         terms = -0.5 * counts * (_LOG_2PI + np.log(s2)) - 0.5 * dof
         bad = used & ((dof <= 0) | ~(np.sqrt(s2) >= MACHINE_TOL))
-    ll = np.where(used, terms, 0.0).sum(axis=1)
+        ll = np.where(used & ~bad, terms, 0.0).sum(axis=1)
     ll[bad.any(axis=1)] = -np.inf
     return ll
 
