@@ -271,3 +271,28 @@ def test_level_at_n200(test):
     rejected = int((p <= 0.05).sum())
     low, high = proportion_confint(rejected, k, 0.05, method="wilson")
     assert low <= 0.05 <= high, (test, rejected)
+
+
+# ------------------------------------------------------------------ permutation calibration
+def test_permutation_calibration_agrees_refuses_continuous_z_and_is_reproducible():
+    rng = np.random.default_rng(8)
+    n = 300
+    zd = rng.integers(0, 3, n)
+    x = rng.random(n) < 0.3 + 0.2 * zd
+    df = pd.DataFrame({"x": pd.Categorical(x.astype(int)), "zd": pd.Categorical(zd),
+                       "y": zd + rng.normal(size=n) + 0.25 * x, "w": rng.normal(size=n),
+                       "zc": rng.normal(size=n)})
+    for test, xs, z in [("mi-cg", ["x", "w"], ["zd"]), ("reg-lr", ["x", "w"], ["zd"]),
+                        ("spearman", ["w"], [])]:
+        a = ci_test_batch(df, xs, "y", z, test=test)
+        b = ci_test_batch(df, xs, "y", z, test=test, calibration="permutation", B=199)
+        assert (b.calibration == "permutation").all()
+        np.testing.assert_allclose(b.pvalue, a.pvalue, atol=0.06)
+        assert np.all(b.pvalue >= 1 / 200)
+        c = ci_test_batch(df[df.columns[::-1]], xs[::-1], "y", z, test=test,
+                          calibration="permutation", B=199)
+        np.testing.assert_array_equal(c.pvalue[::-1], b.pvalue)  # any order, any batch
+        d = ci_test(df, xs[-1], "y", z, test=test, calibration="permutation", B=199)
+        assert d.pvalue == b.pvalue[-1]
+    with pytest.raises(ValueError, match="continuous columns \\['zc'\\]"):
+        ci_test(df, "x", "y", ["zc"], test="mi-cg", calibration="permutation")

@@ -114,3 +114,68 @@ def chi2_table(statistic, df, n, calibration=ASYMPTOTIC):
     return results_table(len(statistic), statistic=statistic, df=df, pvalue=p,
                          log_pvalue=log_p, mi=statistic / (2.0 * max(n, 1)),
                          calibration=calibration)
+
+
+#: ``calibration`` of the model-based tests (mi-cg, reg-lr, spearman).
+CALIBRATIONS = ("asymptotic", "permutation")
+#: Permutations of their Monte Carlo calibration.
+B_PERMUTATION = 1000
+PERMUTATION_NOTE = ("p-value from permutations of x within the strata of the (discrete) "
+                    "conditioning set (Monte Carlo)")
+
+
+def permutation_table(test, tester, xs, y, z, table, B: int, seed: int):
+    """``table`` (the test's asymptotic results) with Monte Carlo p-values: the share of B
+    data sets, x's rows permuted within the strata of z, whose statistic is at least the
+    observed one in absolute value (a signed z two-sided) ((1 + exceed) / (B + 1)). Exact in level when z is discrete (x and y are
+    exchangeable within strata under the null); refused when z has continuous columns.
+
+    The permuted statistics come from ``test.asymptotic`` on the test's columns alone (one
+    Dataset per permutation); the generator is seeded by ``seed`` and the contents of y
+    and z, so a candidate gets the same p-value in any batch and any order of the columns.
+    """
+    import dataclasses
+    import zlib
+
+    from .base import PERMUTATION, CITester
+
+    ds = tester.dataset
+    cont = [ds.names[j] for j in z if not is_discrete(ds, j)]
+    if cont:
+        raise ValueError(f"test {test.name!r}: calibration='permutation' permutes x within "
+                         f"the strata of a discrete z; z has continuous columns {cont} (use "
+                         "the asymptotic calibration, or test 'rcot' with permutations)")
+    xcols = sorted({j for xk in xs for j in xk})
+    cols = [y, *z, *xcols]
+    sub = ds.subset(cols)
+    pos = {j: i for i, j in enumerate(cols)}
+    xs_s = [tuple(pos[j] for j in xk) for xk in xs]
+    y_s, z_s = pos[y], tuple(pos[j] for j in z)
+    xpos = [pos[j] for j in xcols]
+    g, _, _ = strata(sub, z_s)
+    n = len(g)
+    # the permutations depend on y and z alone: each candidate's p-value is the same in
+    # any batch and any order of the columns
+    words = [zlib.crc32(np.ascontiguousarray(sub.numeric()[:, i]).tobytes()) for i in
+             range(1 + len(z))]
+    rng = np.random.default_rng([seed, words[0], *sorted(words[1:])])
+    observed = np.abs(np.asarray(table["statistic"], dtype=np.float64))  # z: two-sided
+    exceed = np.zeros(len(xs))
+    order = np.argsort(g, kind="stable")
+    for _ in range(B):  # one data set per permutation: the test's own columns only
+        shuffled = np.lexsort((rng.random(n), g))  # rows sorted by stratum, random within
+        perm = np.empty(n, dtype=np.intp)
+        perm[order] = shuffled
+        codes = np.array(sub.codes, order="F")
+        codes[:, xpos] = sub.codes[perm][:, xpos]
+        values = None
+        if sub.values is not None:
+            values = np.array(sub.values, order="F")
+            values[:, xpos] = sub.values[perm][:, xpos]
+        permuted = dataclasses.replace(sub, codes=codes, values=values)
+        stat = test.asymptotic(CITester(permuted, test), xs_s, y_s, z_s)["statistic"]
+        exceed += np.abs(stat) >= observed * (1 - 1e-9)
+    p = (1.0 + exceed) / (B + 1.0)
+    out = table.copy()
+    out["pvalue"], out["log_pvalue"], out["calibration"] = p, np.log(p), PERMUTATION
+    return out

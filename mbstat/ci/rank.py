@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
-from .base import CITest
+from .. import _validation as v
+from ._design import B_PERMUTATION, CALIBRATIONS, PERMUTATION_NOTE, permutation_table
+from .base import NOTES, PERMUTATION, CITest
 from .gaussian import FisherZ
 
 __all__ = ["Spearman", "FIELLER"]
@@ -53,6 +55,16 @@ class Spearman(CITest):
     independence only then: this is a test of vanishing rank partial correlation, exact in
     level for |z| = 0 and approximate otherwise). Numeric columns (discrete ones with
     numeric levels are ranked by their values, ties averaged).
+
+    Parameters
+    ----------
+    calibration : {"asymptotic", "permutation"}
+        The normal approximation (default), or B permutations of x within the strata of z
+        (exact in level for an empty or discrete z; refused for a continuous one).
+    B : int
+        Permutations (default 1000).
+    seed : int
+        Seed of the permutations (default 0), mixed with the contents of the columns.
     """
 
     name = "spearman"
@@ -60,12 +72,16 @@ class Spearman(CITest):
     statistic_name = "z"
     kind = "continuous"
     joint_x = False
+    notes = {**NOTES, PERMUTATION: PERMUTATION_NOTE}
 
-    def __init__(self):
+    def __init__(self, calibration="asymptotic", B=B_PERMUTATION, seed=None):
+        self.calibration = v.check_choice("calibration", calibration, CALIBRATIONS)
+        self.B = v.check_int("B", B, low=1)
+        self.seed = 0 if seed is None else v.check_int("seed", seed, low=0)
         self._cache = (None, None)
 
     def __repr__(self) -> str:
-        return "Spearman()"
+        return f"Spearman(calibration={self.calibration!r}, B={self.B!r}, seed={self.seed!r})"
 
     def check(self, tester, columns) -> None:
         tester.dataset.require_numeric(columns, self.name)
@@ -80,6 +96,13 @@ class Spearman(CITest):
     def batch(self, tester, xs, y, z):
         if any(len(xk) != 1 for xk in xs):
             raise ValueError("test 'spearman' takes single variables as x, not sets")
+        table = self.asymptotic(tester, xs, y, z)
+        if self.calibration == "permutation":
+            return permutation_table(self, tester, xs, y, z, table, self.B, self.seed)
+        return table
+
+    def asymptotic(self, tester, xs, y, z):
+        """The results table with normal p-values."""
         view = _Ranked(tester, self.ranks(tester))
         table = FisherZ().batch(view, xs, y, z)
         stat = table["statistic"] / np.sqrt(FIELLER)

@@ -13,6 +13,7 @@ from .kernel import RCoT
 from .mixed import ConditionalGaussian
 from .oracle import DSeparationOracle
 from .regression import RegressionLR
+from .loco import LOCOTest
 from .ppi import PPITest
 from .rank import Spearman
 
@@ -35,8 +36,12 @@ class TestSpec:
 _CALIBRATED = ("calibration", "B", "seed", "match", "min_per_cell")
 _PERMUTED = ("B", "seed", "min_per_cell")
 _SEMIPARAMETRIC = ("B", "seed", "match", "min_per_cell")
+#: The model-based tests' calibration: chi-square / normal, or permutations within strata.
+_MODEL_PERMUTED = ("calibration", "B", "seed")
 _PPI = ("model", "B", "test_size", "task", "seed", "device", "n_jobs", "parallel",
-        "model_params")
+        "model_params", "categorical")
+_LOCO = ("model", "folds", "task", "seed", "device", "n_jobs", "parallel", "model_params",
+         "categorical")
 
 
 def _contingency(statistic, df="bnlearn", calibration="asymptotic"):
@@ -74,23 +79,29 @@ TESTS = MappingProxyType({
                       _PERMUTED, "discrete", "Monte Carlo permutation X2 test"),
     "fisher_z": TestSpec(FisherZ, {}, (), "continuous",
                          "Fisher's z test of zero partial correlation (Gaussian data)"),
-    "spearman": TestSpec(Spearman, {}, (), "continuous",
+    "spearman": TestSpec(Spearman, {}, _MODEL_PERMUTED, "continuous",
                          "Spearman's rank partial correlation: Fisher's z on ranks, variance "
-                         "1.06 / (n - |z| - 3) (monotone relations)"),
+                         "1.06 / (n - |z| - 3) (monotone relations)",
+                         {"calibration": "asymptotic"}),
     "rcot": TestSpec(RCoT, {}, ("num_f", "num_f2", "calibration", "B", "seed"), "continuous",
                      "randomized conditional correlation test (Strobl et al. 2019): random "
                      "Fourier features, Hall-Buckley-Eagleson null; non-linear relations, "
                      "large n", {"num_f": 100, "num_f2": 5, "calibration": "asymptotic"}),
-    "mi-cg": TestSpec(ConditionalGaussian, {}, (), "mixed",
+    "mi-cg": TestSpec(ConditionalGaussian, {}, _MODEL_PERMUTED, "mixed",
                       "conditional Gaussian likelihood-ratio test, bnlearn's mi-cg: continuous "
-                      "variables Gaussian and linear within the strata of the discrete ones"),
-    "reg-lr": TestSpec(RegressionLR, {}, ("model",), "mixed",
+                      "variables Gaussian and linear within the strata of the discrete ones",
+                      {"calibration": "asymptotic"}),
+    "reg-lr": TestSpec(RegressionLR, {}, ("model", *_MODEL_PERMUTED), "mixed",
                        "regression likelihood-ratio test of y on z with and without x (MXM's "
                        "testIndReg / testIndLogistic / testIndMultinom): least squares, "
                        "logistic or multinomial logit by y's kind; not symmetric",
-                       {"model": "auto"}),
+                       {"model": "auto", "calibration": "asymptotic"}),
     "ppi": TestSpec(PPITest, {}, _PPI, "mixed",
-                    "predictive permutation independence test (model-based; Hassan et al.)"),
+                    "predictive permutation independence test (model-based; Hassan et al.); "
+                    "p-values NOT calibrated (use loco for inference)"),
+    "loco": TestSpec(LOCOTest, {}, _LOCO, "mixed",
+                     "cross-fitted leave-covariate-out test: held-out loss of a model given z "
+                     "vs given x + z, one-sided t-test (model-based, calibrated)"),
     "auto": TestSpec(type(None), {}, ("those of the chosen test",), "any",
                      "chosen from the data's kinds, as bnlearn's check.test: all discrete: "
                      "g2; all continuous: fisher_z; mixed: mi-cg (arguments go to it)"),
@@ -119,7 +130,9 @@ ASSUMPTIONS = {
              "many rows per stratum and coefficient",
     "reg-lr": "y's regression on z correctly specified (linear predictor; Gaussian errors or "
               "logit link); large n per parameter",
-    "ppi": "exchangeable rows; a model able to learn y from x and z",
+    "ppi": "none: p-values not calibrated (overlapping splits, marginal permutation)",
+    "loco": "independent rows; under H0 adding x does not improve the model's held-out "
+            "loss (a learner able to fit y from z); large n",
     "auto": "those of the chosen test",
     "oracle": "a known DAG (d-separation); no data",
     "exact": "a known joint distribution; no data",
