@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import ASYMPTOTIC, results_table
+from .. import _validation as v
+from .base import ASYMPTOTIC, NOTES, PERMUTATION, CITest, results_table
 from .contingency import chi2_sf_logsf
 
-__all__ = ["chi2_table", "column_values", "dummies", "grouped_residuals", "grouped_rss",
+__all__ = ["PermutableTest", "chi2_table", "column_values", "dummies", "grouped_residuals", "grouped_rss",
            "is_discrete", "strata", "MACHINE_TOL"]
 
 #: bnlearn's MACHINE_TOL (sqrt of the double epsilon): a residual standard error below it
@@ -179,3 +180,46 @@ def permutation_table(test, tester, xs, y, z, table, B: int, seed: int):
     out = table.copy()
     out["pvalue"], out["log_pvalue"], out["calibration"] = p, np.log(p), PERMUTATION
     return out
+
+
+class PermutableTest(CITest):
+    """A model-based test with two calibrations: its own asymptotic p-values
+    (:meth:`asymptotic`) or :func:`permutation_table`'s.
+
+    Parameters
+    ----------
+    calibration : {"asymptotic", "permutation"}
+        The asymptotic null (default), or B permutations of x within the strata of z
+        (exact in level for an empty or discrete z; refused for a continuous one).
+    B : int
+        Permutations (default 1000).
+    seed : int
+        Seed of the permutations (default 0), mixed with the contents of y and z.
+    """
+
+    notes = {**NOTES, PERMUTATION: PERMUTATION_NOTE}
+
+    def __init__(self, calibration="asymptotic", B=B_PERMUTATION, seed=None):
+        self.calibration = v.check_choice("calibration", calibration, CALIBRATIONS)
+        self.B = v.check_int("B", B, low=1)
+        self.seed = 0 if seed is None else v.check_int("seed", seed, low=0)
+
+    def __repr__(self) -> str:
+        own = "".join(f"{k}={getattr(self, k)!r}, " for k in self.own_arguments)
+        return (f"{type(self).__name__}({own}calibration={self.calibration!r}, B={self.B!r}, "
+                f"seed={self.seed!r})")
+
+    #: Arguments of a subclass shown first by ``repr``.
+    own_arguments = ()
+
+    def asymptotic(self, tester, xs, y, z) -> np.ndarray:
+        """The results table with the asymptotic p-values."""
+        raise NotImplementedError
+
+    def batch(self, tester, xs, y, z):
+        if not self.joint_x and any(len(xk) != 1 for xk in xs):
+            raise ValueError(f"test {self.name!r} takes single variables as x, not sets")
+        table = self.asymptotic(tester, xs, y, z)
+        if self.calibration == "permutation":
+            return permutation_table(self, tester, xs, y, z, table, self.B, self.seed)
+        return table

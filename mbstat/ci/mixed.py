@@ -35,11 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validation as v
-from ._design import (B_PERMUTATION, CALIBRATIONS, MACHINE_TOL, PERMUTATION_NOTE, chi2_table,
-                      column_values, combine, group_sums, grouped_residuals, grouped_rss,
-                      is_discrete, permutation_table, strata)
-from .base import NOTES, PERMUTATION, CITest
+from ._design import (MACHINE_TOL, PermutableTest, chi2_table, column_values, combine,
+                      group_sums, grouped_residuals, grouped_rss, is_discrete, strata)
 
 __all__ = ["ConditionalGaussian", "cg_loglik"]
 
@@ -82,7 +79,7 @@ def _mvn_loglik(Zc, g, G) -> float:
     return total
 
 
-class ConditionalGaussian(CITest):
+class ConditionalGaussian(PermutableTest):
     """Conditional Gaussian likelihood-ratio test (bnlearn's ``mi-cg``).
 
     Assumptions: within each configuration of the discrete variables, each continuous
@@ -91,15 +88,8 @@ class ConditionalGaussian(CITest):
     continuous x, y and z; x is one variable. See the module docstring for the statistic
     and df in each case.
 
-    Parameters
-    ----------
-    calibration : {"asymptotic", "permutation"}
-        The chi-square (default), or B permutations of x within the strata of z (exact in
-        level for a discrete z; refused for a continuous one).
-    B : int
-        Permutations (default 1000).
-    seed : int
-        Seed of the permutations (default 0), mixed with the contents of the columns.
+    ``calibration``, ``B`` and ``seed``: the chi-square (default) or permutations
+    (:class:`~mbstat.ci._design.PermutableTest`).
     """
 
     name = "mi-cg"
@@ -108,27 +98,9 @@ class ConditionalGaussian(CITest):
     kind = "mixed"
     joint_x = False
     symmetric = True
-    notes = {**NOTES, PERMUTATION: PERMUTATION_NOTE}
-
-    def __init__(self, calibration="asymptotic", B=B_PERMUTATION, seed=None):
-        self.calibration = v.check_choice("calibration", calibration, CALIBRATIONS)
-        self.B = v.check_int("B", B, low=1)
-        self.seed = 0 if seed is None else v.check_int("seed", seed, low=0)
-
-    def __repr__(self) -> str:
-        return (f"ConditionalGaussian(calibration={self.calibration!r}, B={self.B!r}, "
-                f"seed={self.seed!r})")
 
     def check(self, tester, columns) -> None:
         pass  # any kinds
-
-    def batch(self, tester, xs, y, z):
-        if any(len(xk) != 1 for xk in xs):
-            raise ValueError("test 'mi-cg' takes single variables as x, not sets")
-        table = self.asymptotic(tester, xs, y, z)
-        if self.calibration == "permutation":
-            return permutation_table(self, tester, xs, y, z, table, self.B, self.seed)
-        return table
 
     def asymptotic(self, tester, xs, y, z):
         """The results table with chi-square p-values."""

@@ -11,9 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
-from .. import _validation as v
-from ._design import B_PERMUTATION, CALIBRATIONS, PERMUTATION_NOTE, permutation_table
-from .base import NOTES, PERMUTATION, CITest
+from ._design import PermutableTest
 from .gaussian import FisherZ
 
 __all__ = ["Spearman", "FIELLER"]
@@ -46,7 +44,7 @@ def ranked_dataset(dataset):
                    values=np.asfortranarray(ranks, dtype=np.float64))
 
 
-class Spearman(CITest):
+class Spearman(PermutableTest):
     """Spearman's rank partial correlation test (Fisher's z on ranks, variance 1.06 / (n -
     |z| - 3)).
 
@@ -56,15 +54,8 @@ class Spearman(CITest):
     level for |z| = 0 and approximate otherwise). Numeric columns (discrete ones with
     numeric levels are ranked by their values, ties averaged).
 
-    Parameters
-    ----------
-    calibration : {"asymptotic", "permutation"}
-        The normal approximation (default), or B permutations of x within the strata of z
-        (exact in level for an empty or discrete z; refused for a continuous one).
-    B : int
-        Permutations (default 1000).
-    seed : int
-        Seed of the permutations (default 0), mixed with the contents of the columns.
+    ``calibration``, ``B`` and ``seed``: the normal approximation (default) or
+    permutations (:class:`~mbstat.ci._design.PermutableTest`; exact for an empty z).
     """
 
     name = "spearman"
@@ -72,16 +63,9 @@ class Spearman(CITest):
     statistic_name = "z"
     kind = "continuous"
     joint_x = False
-    notes = {**NOTES, PERMUTATION: PERMUTATION_NOTE}
-
-    def __init__(self, calibration="asymptotic", B=B_PERMUTATION, seed=None):
-        self.calibration = v.check_choice("calibration", calibration, CALIBRATIONS)
-        self.B = v.check_int("B", B, low=1)
-        self.seed = 0 if seed is None else v.check_int("seed", seed, low=0)
+    def __init__(self, calibration="asymptotic", B=1000, seed=None):
+        super().__init__(calibration, B, seed)
         self._cache = (None, None)
-
-    def __repr__(self) -> str:
-        return f"Spearman(calibration={self.calibration!r}, B={self.B!r}, seed={self.seed!r})"
 
     def check(self, tester, columns) -> None:
         tester.dataset.require_numeric(columns, self.name)
@@ -92,14 +76,6 @@ class Spearman(CITest):
             ranked = ranked_dataset(tester.dataset)
             self._cache = (tester.dataset, ranked)
         return ranked
-
-    def batch(self, tester, xs, y, z):
-        if any(len(xk) != 1 for xk in xs):
-            raise ValueError("test 'spearman' takes single variables as x, not sets")
-        table = self.asymptotic(tester, xs, y, z)
-        if self.calibration == "permutation":
-            return permutation_table(self, tester, xs, y, z, table, self.B, self.seed)
-        return table
 
     def asymptotic(self, tester, xs, y, z):
         """The results table with normal p-values."""

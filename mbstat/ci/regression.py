@@ -22,9 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validation as v
-from ._design import (B_PERMUTATION, CALIBRATIONS, PERMUTATION_NOTE, chi2_table,
-                      column_values, dummies, is_discrete, permutation_table)
-from .base import NOTES, PERMUTATION, CITest
+from ._design import PermutableTest, chi2_table, column_values, dummies, is_discrete
 
 __all__ = ["RegressionLR", "MODELS", "fit_logit"]
 
@@ -114,7 +112,7 @@ def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
     return ll, B, it
 
 
-class RegressionLR(CITest):
+class RegressionLR(PermutableTest):
     """Regression likelihood-ratio test (MXM's testIndReg / testIndLogistic /
     testIndMultinom): y's regression on z with and without x.
 
@@ -123,13 +121,9 @@ class RegressionLR(CITest):
     model : {"auto", "gaussian", "logistic", "multinomial"}
         The regression of y: "auto" (default) is Gaussian least squares for a continuous y,
         logistic for a discrete y of 2 levels and multinomial logistic above.
-    calibration : {"asymptotic", "permutation"}
-        The chi-square (default), or B permutations of x within the strata of z (exact in
-        level for a discrete z; refused for a continuous one).
-    B : int
-        Permutations (default 1000).
-    seed : int
-        Seed of the permutations (default 0), mixed with the contents of the columns.
+    calibration, B, seed
+        The chi-square (default) or permutations
+        (:class:`~mbstat.ci._design.PermutableTest`).
 
     Assumptions: the regression model of y given z is correctly specified (linear predictor
     in the continuous columns and the dummies; Gaussian errors of constant variance for a
@@ -144,17 +138,11 @@ class RegressionLR(CITest):
     kind = "mixed"
     joint_x = True
     symmetric = False
-    notes = {**NOTES, PERMUTATION: PERMUTATION_NOTE}
+    own_arguments = ("model",)
 
-    def __init__(self, model="auto", calibration="asymptotic", B=B_PERMUTATION, seed=None):
+    def __init__(self, model="auto", calibration="asymptotic", B=1000, seed=None):
+        super().__init__(calibration, B, seed)
         self.model = v.check_choice("model", model, MODELS)
-        self.calibration = v.check_choice("calibration", calibration, CALIBRATIONS)
-        self.B = v.check_int("B", B, low=1)
-        self.seed = 0 if seed is None else v.check_int("seed", seed, low=0)
-
-    def __repr__(self) -> str:
-        return (f"RegressionLR(model={self.model!r}, calibration={self.calibration!r}, "
-                f"B={self.B!r}, seed={self.seed!r})")
 
     def check(self, tester, columns) -> None:
         pass  # any kinds
@@ -170,12 +158,6 @@ class RegressionLR(CITest):
         if not is_discrete(dataset, y):
             return "gaussian"
         return "logistic" if dataset.level_counts[y] <= 2 else "multinomial"
-
-    def batch(self, tester, xs, y, z):
-        table = self.asymptotic(tester, xs, y, z)
-        if self.calibration == "permutation":
-            return permutation_table(self, tester, xs, y, z, table, self.B, self.seed)
-        return table
 
     def asymptotic(self, tester, xs, y, z):
         """The results table with chi-square p-values."""
