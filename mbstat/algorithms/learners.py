@@ -338,11 +338,7 @@ def _constant(ds, target: str) -> bool:
     """Whether the target takes one value only (oracles: never)."""
     if not ds.n_rows:
         return False
-    t = ds.index(target)
-    if ds.kinds[t] == "continuous":
-        col = ds.values[:, t]
-        return bool(np.all(col == col[0]))
-    return bool(np.all(ds.codes[:, t] == ds.codes[0, t]))
+    return ds.constant(ds.index(target))
 
 
 def learners_table() -> pd.DataFrame:

@@ -122,7 +122,8 @@ def _used_columns(data, query, na, discretize, batch=False):
         return data, (x, y, z)
     from ..data import as_dataset
 
-    return as_dataset(data, na=na, discretize=discretize, columns=list(used)), (x, y, z)
+    # in the frame's order: tests sort z by position, so sums run in the same order
+    return as_dataset(data, na=na, discretize=discretize, columns=sorted(used)), (x, y, z)
 
 
 def cond_mutual_info(data, x, y, z=(), *, backend=None) -> float:

@@ -508,6 +508,10 @@ class CITester:
             raise ValueError(f"test {self.test_obj.name!r} cannot honour na='pairwise' "
                              "(test-wise deletion); use a contingency test (g2, x2) or "
                              "fisher_z, or na='drop'")
+        if getattr(self.dataset, "partitioned", False) and self.test_obj.kind != "oracle" \
+                and not getattr(self.test_obj, "partitioned", False):
+            raise ValueError(f"test {self.test_obj.name!r} needs the rows in memory; on data in "
+                             "partitions (Dask) use a contingency test (g2, x2) or fisher_z")
         self._dtype = table_dtype(tuple(self.test_obj.extra_columns)
                                   + (("n",) if self.rows_column else ()))
         self._width = len(self._dtype.names)

@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import _validation as v
 from .base import NOTES, PERMUTATION, SEMIPARAMETRIC, SKIPPED, CITest, table_dtype
-from .counting import (_kernels, column_statistics, joint_code, masked_statistics,
+from .counting import (_kernels, by_size, column_statistics, joint_code, masked_statistics,
                        permutation_null, subset_statistics)
 
 __all__ = ["CALIBRATION_CHOICES", "ContingencyTest", "PermutationTest", "TRUST_MAX_BIAS",
@@ -171,6 +171,8 @@ class ContingencyTest(CITest):
 
     #: Honours ``na="pairwise"``: each test counts the rows complete for its own columns.
     pairwise = True
+    #: Runs on a data set in partitions (Dask): tables or sufficient statistics per partition.
+    partitioned = True
 
     def tables(self, tester, xs, y, z):
         """Raw table statistics (k, 4) of the batch, plus |X| (declared), |Y|, the
@@ -210,11 +212,7 @@ class ContingencyTest(CITest):
         codes = tester.columns(slice(None))
         stats = np.empty((len(xs), 4))
         rx = np.empty(len(xs))
-        by_size = {}  # one batch per subset size: each is one (k, size) index array
-        for i, xk in enumerate(xs):
-            by_size.setdefault(len(xk), []).append(i)
-        for pos in by_size.values():
-            subsets = np.array([xs[i] for i in pos], dtype=np.int64)
+        for pos, subsets in by_size(xs):  # one batch per subset size
             rx[pos] = np.prod(ds.cardinalities[subsets].astype(np.float64), axis=1)
             stats[pos] = subset_statistics(codes, subsets, ds.cardinalities, yc, ry, strata,
                                            tester.xp)
@@ -258,43 +256,59 @@ class ContingencyTest(CITest):
         key = _ColumnKeys(codes)  # by content: the same p-value whatever the column order
         z_all = sorted(z, key=key.__getitem__)
         zcode, _ = joint_code([codes[:, j] for j in z_all], cards[z_all], np, n)
-        column = int(self.stat == "x2")
         miss = ds.missing
 
         def rows(part):
             res = np.empty((len(part), 4))
             for r, i in enumerate(part):
-                keys, zs, zc, kept, m = key, z_all, zcode, slice(None), n
-                if miss is not None:  # test-wise deletion: the test's complete rows (and
-                    kept = ~miss[:, [*xs[i], y, *z]].any(axis=1)  # seeds from them alone)
-                    keys, m = _ColumnKeys(codes, kept), int(kept.sum())
-                    zs = sorted(z, key=keys.__getitem__)
-                    zc, _ = joint_code([codes[kept, j] for j in zs], cards[zs], np, m)
-                xk = sorted(xs[i], key=keys.__getitem__)
-                xcode, _ = joint_code([codes[kept, j] for j in xk], cards[list(xk)], np, m)
-                ycode, pair = codes[kept, y], (*xk, y)
-                if len(xk) == 1 and keys[xk[0]] < keys[y]:  # one variable each: (x, y) and
-                    xcode, ycode, pair = ycode, xcode, (y, xk[0])  # (y, x) are one test
-                seed = np.random.SeedSequence([self.seed, *(keys[j][0] for j in pair), len(z),
-                                               *(keys[j][0] for j in zs)])
-                exact = self.calibration == "permutation"
-                null, moments = permutation_null(xcode, ycode, zc, self.B,
-                                                 seed.generate_state(1, np.uint64)[0],
-                                                 0.0 if exact else DENSE_STRATUM)
-                null = null[:, column]
-                if exact:
-                    exceed = np.count_nonzero(null[1:] >= null[0] - 1e-9 * max(n, 1))
-                    p = (1.0 + exceed) / (self.B + 1.0)
-                    res[r] = out[i, 1], p, math.log(p), PERMUTATION
-                else:
-                    res[r] = (*semiparametric(out[i, 0], null[1:], self.match,
-                                              moments[column], moments[2 + column]),
-                              SEMIPARAMETRIC)
+                if miss is None:
+                    res[r] = self.permutation_p(lambda j: codes[:, j], key, cards, xs[i], y,
+                                                z, out[i], n, zcode=(z_all, zcode))
+                else:  # test-wise deletion: the test's complete rows (and seeds from them)
+                    kept = ~miss[:, [*xs[i], y, *z]].any(axis=1)
+                    res[r] = self.permutation_p(lambda j: codes[kept, j],
+                                                _ColumnKeys(codes, kept), cards, xs[i], y, z,
+                                                out[i], n)
             return res
 
         done = _kernels()._split(rows, todo, len(todo) * n * (self.B + 1))
         out[todo, 1:4] = done[:, :3]
         out[todo, 5] = done[:, 3]
+
+    def permutation_p(self, column, keys, cards, xk, y, z, row, n, zcode=None,
+                      moments=(0.0, 0.0, 0.0, 0.0)):
+        """(df, p, log p, calibration code) of one test from permutations of x within the
+        strata of z: ``column(j)`` gives the test's rows of column j, ``keys`` the columns'
+        content keys (order and seeds: the same p-value whatever the column order),
+        ``row`` the test's results row (statistic, df, ...), ``n`` the rows (tolerance),
+        ``zcode`` optionally (z in key order, its joint code) already formed, ``moments``
+        the null mean and variance (G2, X2, then their variances) of strata not among the
+        rows (a data set in partitions gathers only the strata that need permuting)."""
+        column_no = int(self.stat == "x2")
+        if zcode is None:
+            zs = sorted(z, key=keys.__getitem__)
+            rows = len(column(y))
+            zcode = (zs, joint_code([column(j) for j in zs], cards[zs], np, rows)[0])
+        zs, zc = zcode
+        xk = sorted(xk, key=keys.__getitem__)
+        xcode, _ = joint_code([column(j) for j in xk], cards[list(xk)], np, len(zc))
+        ycode, pair = column(y), (*xk, y)
+        if len(xk) == 1 and keys[xk[0]] < keys[y]:  # one variable each: (x, y) and
+            xcode, ycode, pair = ycode, xcode, (y, xk[0])  # (y, x) are one test
+        seed = np.random.SeedSequence([self.seed, *(keys[j][0] for j in pair), len(z),
+                                       *(keys[j][0] for j in zs)])
+        exact = self.calibration == "permutation"
+        null, found = permutation_null(xcode, ycode, zc, self.B,
+                                       seed.generate_state(1, np.uint64)[0],
+                                       0.0 if exact else DENSE_STRATUM)
+        null = null[:, column_no]
+        if exact:
+            exceed = np.count_nonzero(null[1:] >= null[0] - 1e-9 * max(n, 1))
+            p = (1.0 + exceed) / (self.B + 1.0)
+            return row[1], p, math.log(p), PERMUTATION
+        mean = found[column_no] + moments[column_no]
+        var = found[2 + column_no] + moments[2 + column_no]
+        return (*semiparametric(row[0], null[1:], self.match, mean, var), SEMIPARAMETRIC)
 
 
 class _ColumnKeys(dict):

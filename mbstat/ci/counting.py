@@ -10,6 +10,10 @@ Which path counts the tables X_i x Y | Z of a batch:
 * GPU: the CUDA kernels of :mod:`._cuda`;
 * data that keeps missing cells (``na="pairwise"``, test-wise deletion):
   :func:`masked_statistics`, the rows complete for each test's own columns;
+* a data set in partitions on a Dask cluster (:class:`~mbstat.data.PartitionedDataset`):
+  :func:`partitioned_statistics`, each partition's tables counted by the same compiled
+  kernel (:func:`~mbstat.ci._kernels.count_tables`) over declared strata, summed, then
+  scored as in memory;
 * tables with more cells than the rows fill densely: mixed-radix codes
   ``((z * |X| + x) * |Y| + y)`` in int64, offset by ``candidate * cells``, through
   one ``unique`` (observed configurations only) on numpy or CuPy.
@@ -24,8 +28,9 @@ import numpy as np
 
 from typing import NamedTuple
 
-__all__ = ["Strata", "cell_base", "column_statistics", "joint_code", "make_strata",
-           "masked_statistics", "permutation_null", "stratum_code", "subset_statistics",
+__all__ = ["Strata", "by_size", "cell_base", "column_statistics", "joint_code", "make_strata",
+           "masked_statistics", "partitioned_calibration", "partitioned_gram",
+           "partitioned_statistics", "permutation_null", "stratum_code", "subset_statistics",
            "table_statistics", "to_numpy"]
 
 #: Largest code we let a mixed-radix product reach before compressing.
@@ -345,6 +350,15 @@ def cell_base(codes, miss, cards, yi: int, z, rxm: int, ry: int, n: int):
     return base, int(rz)
 
 
+def by_size(xs):
+    """The candidates grouped by their number of columns: (positions, (k, size) index
+    array) per size, so that each group is one kernel call."""
+    groups = {}
+    for i, xk in enumerate(xs):
+        groups.setdefault(len(xk), []).append(i)
+    return [(pos, np.array([xs[i] for i in pos], dtype=np.int64)) for pos in groups.values()]
+
+
 def masked_statistics(dataset, xs, yi: int, z: tuple):
     """Statistics (k, 4) and rows used (k,) of the tables X_i x Y | Z, each over the rows
     complete for its own columns X_i, Y and Z (test-wise deletion, ``na="pairwise"``):
@@ -359,11 +373,7 @@ def masked_statistics(dataset, xs, yi: int, z: tuple):
     ry = int(cards[yi])
     stats = np.empty((len(xs), 4))
     rows = np.empty(len(xs))
-    by_size = {}  # one batch per subset size: each is one (k, size) index array
-    for i, xk in enumerate(xs):
-        by_size.setdefault(len(xk), []).append(i)
-    for pos in by_size.values():
-        subsets = np.array([xs[i] for i in pos], dtype=np.int64)
+    for pos, subsets in by_size(xs):
         rxm = int(np.prod(cards[subsets], axis=1).max())
         base, rz = cell_base(codes, miss, cards, yi, z, rxm, ry, n)
         if _compiled_fits(n, rz * rxm * ry):
@@ -390,3 +400,203 @@ def _sparse_masked(codes, miss, cards, subset, yi, z, ry, kept):
     strata = make_strata(zcols, cards[list(z)], np, n)
     stats = table_statistics(xcode[None, :], np.array([rx]), codes[yi][kept], ry, strata, np)
     return np.append(stats[0], n)
+
+
+
+# ----------------------------------------------------------------- partitions (Dask)
+#: A batch's tables are counted densely in each partition while they have at most this
+#: many cells in all; larger ones travel as their observed cells (keys and counts).
+PARTITION_DENSE_CELLS = 1 << 22
+
+
+def _declared_base(codes, miss, cards, yi, z, rxm, ry):
+    """:func:`cell_base` over the declared strata (mixed radix, first z slowest): the same
+    strata in every partition."""
+    base = np.zeros(codes.shape[1], dtype=np.int64)
+    for j in z:
+        base = base * int(cards[j]) + codes[j]
+    base = (base * rxm) * ry + codes[yi]
+    if miss.shape[0]:
+        lost = miss[yi] if not len(z) else miss[yi] | miss[list(z)].any(axis=0)
+        base[lost] = -1
+    return base
+
+
+def _partition_cells(part, subsets, cards, yi, z, rxm, ry, dense):
+    """One partition's share of a batch: its tables (k, cells) counted by the compiled
+    :func:`~mbstat.ci._kernels.count_tables` (``dense``), or per candidate the keys and
+    counts of its observed cells."""
+    codes = part["codes"]
+    miss = _no_missing() if part["missing"] is None else part["missing"]
+    base = _declared_base(codes, miss, cards, yi, z, rxm, ry)
+    if dense:
+        cells = math.prod(int(cards[j]) for j in z) * rxm * ry
+        return _kernels().count_tables(codes, miss, subsets, cards, base, cells, ry)
+    out = []
+    for sub in subsets:
+        kept = base >= 0
+        if miss.shape[0]:
+            kept &= ~miss[sub].any(axis=0)
+        xc = np.zeros(int(kept.sum()), dtype=np.int64)
+        for j in sub:
+            xc = xc * int(cards[j]) + codes[j][kept]
+        out.append(np.unique(base[kept] + xc * ry, return_counts=True))
+    return out
+
+
+def _merge_cells(pieces, rxm: int, ry: int):
+    """One table from the partitions' observed cells: counts summed per cell, the observed
+    strata renumbered in order (as :func:`joint_code` compresses them). Returns (table
+    (1, strata * rxm * ry), strata)."""
+    keys = np.concatenate([k for k, _ in pieces]) if pieces else np.zeros(0, np.int64)
+    counts = np.concatenate([c for _, c in pieces]) if pieces else np.zeros(0, np.int64)
+    width = rxm * ry
+    strata, inverse = np.unique(keys // width, return_inverse=True)
+    table = np.bincount(inverse.ravel() * width + keys % width, weights=counts,
+                        minlength=max(len(strata), 1) * width)
+    return np.rint(table).astype(np.int64)[None, :], max(len(strata), 1)
+
+
+def _check_declared(cards, z, rxm, ry):
+    if math.prod(int(cards[j]) for j in z) * rxm * ry >= 2**62:
+        raise ValueError("a table of declared levels too many to index in int64: condition on "
+                         "fewer variables")
+
+
+def partitioned_statistics(ds, xs, yi: int, z: tuple):
+    """Statistics (k, 4), rows used (k,) and |X| (k,) of the tables X_i x Y | Z of a data set
+    in partitions: each partition counts its rows (complete for the test's columns) with
+    the compiled kernel, the tables are summed and scored by the same
+    :func:`~mbstat.ci._kernels._score` as in memory: the same numbers."""
+    kernels = _kernels()
+    cards = ds.cardinalities
+    ry = int(cards[yi])
+    stats, rows, rx = np.empty((len(xs), 4)), np.empty(len(xs)), np.empty(len(xs))
+    for pos, subsets in by_size(xs):
+        sizes = np.prod(cards[subsets].astype(np.float64), axis=1)
+        rxm = int(sizes.max())
+        _check_declared(cards, z, rxm, ry)
+        rz = math.prod(int(cards[j]) for j in z)
+        dense = len(pos) * rz * rxm * ry <= PARTITION_DENSE_CELLS
+        parts = ds.map(_partition_cells, subsets, cards, yi, tuple(z), rxm, ry, dense)
+        if dense:
+            out = kernels.score_tables(np.sum(parts, axis=0), rz, rxm, ry)
+        else:
+            out = np.concatenate([kernels.score_tables(*_merge_cells(
+                [part[i] for part in parts], rxm, ry), rxm, ry) for i in range(len(pos))])
+        stats[pos], rows[pos], rx[pos] = out[:, :4], out[:, 4], sizes
+    return stats, rows, rx
+
+
+def _partition_rows(part, columns, cards, yi, z, keep, rxm, ry):
+    """The rows (codes of ``columns``, (len(columns), m)) of one partition that are complete
+    for ``columns`` and fall in the declared strata ``keep`` (sorted) of z."""
+    codes = part["codes"]
+    miss = _no_missing() if part["missing"] is None else part["missing"]
+    base = _declared_base(codes, miss, cards, yi, z, rxm, ry)
+    kept = base >= 0
+    if miss.shape[0]:
+        kept &= ~miss[list(columns)].any(axis=0)
+    kept &= np.isin(base // (rxm * ry), keep)
+    return codes[list(columns)][:, kept]
+
+
+def _crc_fold(part, carried, columns, complete):
+    """CRC-32 of each column's codes carried over the partitions in order (``zlib.crc32``
+    of the whole column, as in memory), over the rows complete for ``complete``."""
+    import zlib
+
+    codes = part["codes"]
+    miss = part["missing"]
+    rows = slice(None)
+    if complete and miss is not None:
+        rows = ~miss[list(complete)].any(axis=0)
+    return {j: zlib.crc32(np.ascontiguousarray(codes[j][rows]).tobytes(), carried.get(j, 0))
+            for j in columns}
+
+
+def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
+    """The semiparametric or permutation calibration of the rows ``todo`` of ``out`` for a
+    data set in partitions, with the p-values of the same test in memory.
+
+    The permutations need rows, but only those of the strata that are permuted: a stratum
+    with one x or one y level adds nothing, and (semiparametric) a stratum with at least
+    :data:`~mbstat.ci.contingency.DENSE_STRATUM` rows per cell adds the chi-square's
+    moments, which its margins give. So each test counts its observed cells (one pass),
+    adds the moments of its dense strata from them, gathers the rows of its other strata
+    (in row order, as in memory) and permutes those as the in-memory kernel does, seeded
+    from the columns' contents (CRC-32 carried across the partitions in order)."""
+    from .contingency import DENSE_STRATUM, _ColumnKeys
+
+    cards = ds.cardinalities
+    ry = int(cards[yi])
+    exact = test.calibration == "permutation"
+    cache = ds.cache.setdefault("crc", {})
+    for i in todo:
+        xk = tuple(xs[i])
+        columns = (*xk, yi, *z)
+        complete = columns if ds.keeps_missing else ()
+        todo_keys = [j for j in columns if (j, complete) not in cache]
+        if todo_keys:
+            found = ds.chain(_crc_fold, {}, tuple(todo_keys), complete)
+            cache.update({(j, complete): crc for j, crc in found.items()})
+        keys = _ColumnKeys(None)
+        keys.update({j: (cache[(j, complete)], j) for j in columns})
+        rxm = int(np.prod(cards[list(xk)]))
+        _check_declared(cards, z, rxm, ry)
+        pieces = [part[0] for part in ds.map(_partition_cells, np.array([xk]), cards, yi, z, rxm,
+                                              ry, False)]
+        table, rz = _merge_cells(pieces, rxm, ry)
+        strata = np.unique(np.concatenate([k for k, _ in pieces]) // (rxm * ry))
+        cube = table.reshape(rz, rxm, ry)
+        nxz, nyz = cube.sum(axis=2), cube.sum(axis=1)
+        big_n = nxz.sum(axis=1).astype(np.float64)
+        r, c = (nxz > 0).sum(axis=1), (nyz > 0).sum(axis=1)
+        df = (r - 1.0) * (c - 1.0)
+        dense = np.zeros(rz, dtype=bool) if exact else big_n >= DENSE_STRATUM * r * c
+        dense &= df > 0
+        moments = np.zeros(4)
+        if dense.any():
+            with np.errstate(divide="ignore"):
+                inv_x = np.where(nxz > 0, 1.0 / nxz, 0.0).sum(axis=1)[dense]
+                inv_y = np.where(nyz > 0, 1.0 / nyz, 0.0).sum(axis=1)[dense]
+            nd, dfd = big_n[dense], df[dense]
+            moments[0] = (dfd + (nd * inv_x - 1.0) * (nd * inv_y - 1.0) / (6.0 * nd)).sum()
+            moments[1] = (nd / (nd - 1.0) * dfd).sum()
+            moments[2] = moments[3] = 2.0 * dfd.sum()
+        keep = strata[(df > 0) & ~dense]
+        gathered = ds.map(_partition_rows, columns, cards, yi, z, keep, rxm, ry)
+        block = np.concatenate(gathered, axis=1) if gathered else np.zeros((len(columns), 0))
+        position = {j: t for t, j in enumerate(columns)}
+        res = test.permutation_p(lambda j: block[position[j]], keys, cards, xk, yi, z, out[i],
+                                 ds.n_rows, moments=moments)
+        out[i, 1:4], out[i, 5] = res[:3], res[3]
+
+
+def _partition_gram(part, xcols, yi, z, lookup):
+    """Per candidate, the Gram matrix (k, m+3, m+3) of [1, z, y, x] over the partition's
+    rows complete for them (sufficient statistics of the partial correlation); ``lookup``
+    maps a discrete column to its levels' values (as :meth:`Dataset.numeric`)."""
+    codes, values, miss = part["codes"], part["values"], part["missing"]
+
+    def numeric(j):
+        return values[j] if lookup[j] is None else lookup[j][codes[j]]
+
+    m = len(z)
+    out = np.zeros((len(xcols), m + 3, m + 3))
+    for i, x in enumerate(xcols):
+        cols = [*z, yi, x]
+        block = np.vstack([np.ones(codes.shape[1]), *(numeric(j) for j in cols)])
+        if miss is not None:
+            block = block[:, ~miss[cols].any(axis=0)]
+        out[i] = block @ block.T
+    return out
+
+
+def partitioned_gram(ds, xcols, yi: int, z: tuple):
+    """The Gram matrices of :func:`_partition_gram`, summed over the partitions."""
+    cols = (*xcols, yi, *z)
+    ds.require_numeric(cols, "fisher_z")
+    lookup = {j: None if ds.kinds[j] == "continuous" else np.asarray(ds.levels[j], float)
+              for j in cols}
+    return np.sum(ds.map(_partition_gram, list(xcols), yi, tuple(z), lookup), axis=0)

@@ -28,6 +28,8 @@ class FisherZ(CITest):
 
     #: Honours ``na="pairwise"``: each test's correlation over its own complete rows.
     pairwise = True
+    #: Runs on a data set in partitions (Dask): tables or sufficient statistics per partition.
+    partitioned = True
 
     def batch(self, tester, xs, y, z):
         if any(len(xk) != 1 for xk in xs):

@@ -1,0 +1,180 @@
+"""Tall data and one data set on a Dask cluster: time and peak memory (issue #17).
+
+Run by hand: ``python benchmarks/scale.py [--quick] [--sections encode,tall,dask]``.
+
+* encode: ``as_dataset`` of a 1,000,000 x 100 categorical DataFrame and of a
+  1,000,000 x 10 string one (vectorized per column: Categorical codes, pandas.factorize);
+* tall: in memory at 10^6 and 10^7 rows (20 discrete columns, a chain network): encoding,
+  one batch of G2 tests (19 candidates), 50 single tests, IAMB on one target;
+* dask: the same 10^7 rows in partitions of 10^6 rows made lazily on the workers
+  (``dask.dataframe.from_delayed``: no row passes through the client), on a LocalCluster of
+  1 and 2 worker processes: encoding (one pass for the levels, one to encode and persist),
+  the same tests and IAMB, rows counted per second per worker, each worker's peak memory;
+  the blanket is checked against the in-memory one.
+
+Each in-memory measurement runs in a fresh process, so that its peak resident memory
+(``ru_maxrss``) is its own. ``--quick`` divides the rows by 10. Timings on a shared 2-core
+machine vary with the other jobs on it: compare figures of one run.
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import resource
+import time
+
+import numpy as np
+import pandas as pd
+
+P = 20  # columns of the tall data
+LEVELS = ["a", "b", "c"]
+PART_ROWS = 1_000_000
+
+
+def chain_part(i: int, rows: int, seed: int = 0) -> pd.DataFrame:
+    """Partition i of the tall data: x0 uniform on 3 levels, x_j copies x_{j-1} with
+    probability 0.5, else a uniform level (a chain: the blanket of x_j is x_{j-1}, x_{j+1})."""
+    rng = np.random.default_rng([seed, i])
+    codes = np.empty((rows, P), dtype=np.int8)
+    codes[:, 0] = rng.integers(0, 3, rows)
+    for j in range(1, P):
+        keep = rng.random(rows) < 0.5
+        codes[:, j] = np.where(keep, codes[:, j - 1], rng.integers(0, 3, rows))
+    return pd.DataFrame({f"x{j}": pd.Categorical.from_codes(codes[:, j], LEVELS)
+                         for j in range(P)})
+
+
+def chain_frame(rows: int) -> pd.DataFrame:
+    parts = [chain_part(i, min(PART_ROWS, rows - s)) for i, s in
+             enumerate(range(0, rows, PART_ROWS))]
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def workload(data):
+    """Encoding, one batch, 50 single tests and IAMB on x10: seconds of each and the blanket."""
+    import mbstat
+
+    out = {}
+    t = time.perf_counter()
+    ds = mbstat.as_dataset(data)
+    out["encode"] = time.perf_counter() - t
+    tester = mbstat.ci.CITester(ds, "g2")
+    cands = [f"x{j}" for j in range(P) if j not in (9, 10)]
+    tester.test_many(cands[:2], "x10", ["x9"])  # kernels loaded outside the clock
+    t = time.perf_counter()
+    tester.test_many(cands, "x10", ["x9"])
+    out["batch"] = time.perf_counter() - t
+    out["batch_rows"] = ds.n_rows * len(cands)
+    t = time.perf_counter()
+    for j in range(50):
+        tester.test(f"x{j % P}", f"x{(j + 7) % P}", [f"x{(j + 3) % P}"])
+    out["single"] = (time.perf_counter() - t) / 50
+    t = time.perf_counter()
+    res = mbstat.iamb(ds, "x10", test="g2")
+    out["iamb"] = time.perf_counter() - t
+    out["iamb_tests"] = res.n_tests
+    out["blanket"] = tuple(res.selected)
+    return out
+
+
+def _in_memory(kind, rows, queue):
+    import mbstat
+
+    if kind == "encode-cat":
+        rng = np.random.default_rng(0)
+        frame = pd.DataFrame({f"v{j}": pd.Categorical.from_codes(
+            rng.integers(0, 4, rows).astype(np.int8), ["a", "b", "c", "d"]) for j in range(100)})
+    elif kind == "encode-str":
+        rng = np.random.default_rng(0)
+        words = np.array(["low", "normal", "high", "zero"])
+        frame = pd.DataFrame({f"v{j}": pd.array(words[rng.integers(0, 4, rows)], dtype="str")
+                              for j in range(10)})
+    else:
+        frame = chain_frame(rows)
+    base = peak_mb()
+    if kind.startswith("encode"):
+        t = time.perf_counter()
+        mbstat.as_dataset(frame)
+        out = {"encode": time.perf_counter() - t}
+    else:
+        out = workload(frame)
+    out["peak_mb"] = peak_mb()
+    out["data_mb"] = base
+    queue.put(out)
+
+
+def in_memory(kind, rows):
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_in_memory, args=(kind, rows, queue))
+    proc.start()
+    out = queue.get()
+    proc.join()
+    return out
+
+
+def _worker_peak():
+    return peak_mb()
+
+
+def on_dask(rows, workers):
+    import dask
+    import dask.dataframe as dd
+    from dask.distributed import Client, LocalCluster
+
+    meta = chain_part(0, 0)
+    sizes = [min(PART_ROWS, rows - s) for s in range(0, rows, PART_ROWS)]
+    parts = [dask.delayed(chain_part)(i, size) for i, size in enumerate(sizes)]
+    frame = dd.from_delayed(parts, meta=meta)
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, memory_limit=0) as cluster, Client(cluster) as client:
+        out = workload(frame)
+        out["peak_mb"] = max(client.run(_worker_peak).values())
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="rows / 10")
+    parser.add_argument("--sections", default="encode,tall,dask")
+    args = parser.parse_args()
+    div = 10 if args.quick else 1
+    sections = args.sections.split(",")
+    if "encode" in sections:
+        print(f"as_dataset encoding ({'quick: ' if args.quick else ''}rows / {div})")
+        for kind, shape in (("encode-cat", "x 100 categorical"), ("encode-str", "x 10 string")):
+            rows = 1_000_000 // div
+            r = in_memory(kind, rows)
+            print(f"  {rows:>10,} {shape:<18} {r['encode']:8.3f} s   peak {r['peak_mb']:7.0f} MB "
+                  f"(data alone {r['data_mb']:.0f} MB)")
+    memory = {}
+    if "tall" in sections:
+        print("\nTall data in memory (20 columns of 3 levels, chain network), G2")
+        print(f"  {'rows':>11} {'encode s':>9} {'batch s':>8} {'Mrows/s':>8} {'single ms':>10} "
+              f"{'iamb s':>7} {'tests':>6} {'peak MB':>8}")
+        for rows in (1_000_000 // div, 10_000_000 // div):
+            r = memory[rows] = in_memory("tall", rows)
+            print(f"  {rows:>11,} {r['encode']:9.3f} {r['batch']:8.3f} "
+                  f"{r['batch_rows'] / r['batch'] / 1e6:8.1f} {1e3 * r['single']:10.2f} "
+                  f"{r['iamb']:7.2f} {r['iamb_tests']:>6} {r['peak_mb']:8.0f}")
+    if "dask" in sections:
+        rows = 10_000_000 // div
+        print(f"\nThe same {rows:,} rows on a Dask LocalCluster (worker processes, 1 thread each;"
+              f" partitions of {min(PART_ROWS, rows):,} rows made on the workers)")
+        print(f"  {'workers':>7} {'encode s':>9} {'batch s':>8} {'Mrows/s/worker':>15} "
+              f"{'single ms':>10} {'iamb s':>7} {'tests':>6} {'worker peak MB':>15} same blanket")
+        for workers in (1, 2):
+            r = on_dask(rows, workers)
+            same = "-" if rows not in memory else str(r["blanket"] == memory[rows]["blanket"])
+            print(f"  {workers:>7} {r['encode']:9.2f} {r['batch']:8.3f} "
+                  f"{r['batch_rows'] / r['batch'] / workers / 1e6:15.1f} "
+                  f"{1e3 * r['single']:10.1f} {r['iamb']:7.2f} {r['iamb_tests']:>6} "
+                  f"{r['peak_mb']:15.0f} {same}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""One data set in partitions on a Dask cluster: the same answers as in memory.
+
+A LocalCluster of 2 workers (threads of this process, for speed) holds the partitions;
+every count is made there by the compiled kernels and summed. Skipped without the
+``dask`` extra.
+"""
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+import mbstat  # noqa: E402
+import mbstat.datasets  # noqa: E402
+from mbstat import as_dataset, ci_test, ci_test_batch  # noqa: E402
+from mbstat.data import PartitionedDataset  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def alarm():
+    return mbstat.datasets.sample_network("alarm", 3000, seed=1)
+
+
+@pytest.fixture(scope="module")
+def parted(client, alarm):
+    return as_dataset(dd.from_pandas(alarm, npartitions=3))
+
+
+QUERIES = [("HR", "CO", ["HRBP"]), ("HR", "CO", []), (["HR", "HRSAT"], "CO", ["HRBP", "CVP"]),
+           ("PCWP", "LVEDVOLUME", ["HYPOVOLEMIA", "LVFAILURE", "CVP"])]
+
+
+def test_encoding_equals_memory(parted, alarm):
+    mem = as_dataset(alarm)
+    assert isinstance(parted, PartitionedDataset) and parted.n_partitions == 3
+    assert (parted.names, parted.levels, parted.kinds) == (mem.names, mem.levels, mem.kinds)
+    assert parted.n_rows == len(alarm) and "3 partitions" in repr(parted)
+    back = parted.to_frame()
+    np.testing.assert_array_equal(as_dataset(back).codes, mem.codes)
+
+
+@pytest.mark.parametrize("test", ["g2", "x2", "g2-adf", "auto", "sp-x2", "mc-g2"])
+def test_statistics_equal_memory(parted, alarm, test):
+    """Asymptotic tests equal to the last bit; calibrated ones too (the rows of the strata
+    that need permuting are gathered in row order, the dense strata's moments come from
+    their margins), to rounding of those moments."""
+    mem = as_dataset(alarm)
+    args = {"B": 300} if test.startswith("mc") else {}
+    for x, y, z in QUERIES:
+        got = ci_test(parted, x, y, z, test=test, **args)
+        ref = ci_test(mem, x, y, z, test=test, **args)
+        assert (got.statistic, got.n, got.calibration) == (ref.statistic, ref.n, ref.calibration)
+        if got.calibration == "asymptotic":
+            assert (got.pvalue, got.df) == (ref.pvalue, ref.df)
+        else:
+            assert got.df == pytest.approx(ref.df, rel=1e-12)
+            assert got.pvalue == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+    some = ci_test_batch(parted, ["HR", "CVP", "BP", ("PAP", "SHUNT")], "CO", ["HRBP"], test="g2")
+    np.testing.assert_array_equal(some.table, ci_test_batch(
+        mem, ["HR", "CVP", "BP", ("PAP", "SHUNT")], "CO", ["HRBP"], test="g2").table)
+
+
+def test_many_strata_travel_as_observed_cells(client):
+    """Conditioning sets of more declared cells than a dense table allows: each partition
+    sends its observed cells."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(rng.integers(0, 12, (3000, 9)),
+                         columns=list("abcdefghi")).astype("category")
+    parted = as_dataset(dd.from_pandas(frame, npartitions=2))
+    z = list("cdefghi")  # 12^7 declared strata
+    got = ci_test(parted, "a", "b", z, test="g2")
+    ref = ci_test(frame, "a", "b", z, test="g2")
+    assert (got.statistic, got.df, got.pvalue) == (ref.statistic, ref.df, ref.pvalue)
+
+
+def test_learners_find_the_same_blanket(client):
+    asia = mbstat.datasets.sample_network("asia", 5000, seed=3)
+    parted = as_dataset(dd.from_pandas(asia, npartitions=2))
+    for name in ("iamb", "gs_m"):
+        for target in ("either", "lung"):
+            got = getattr(mbstat, name)(parted, target)
+            ref = getattr(mbstat, name)(asia, target)
+            assert got.selected == ref.selected, (name, target)
+            np.testing.assert_array_equal(got.tests["pvalue"], ref.tests["pvalue"])
+
+
+def test_pairwise_and_drop_in_partitions(client, alarm):
+    rng = np.random.default_rng(0)
+    holed = alarm.iloc[:1500].mask(rng.random((1500, alarm.shape[1])) < 0.1)
+    frame = dd.from_pandas(holed, npartitions=2)
+    parted = as_dataset(frame, na="pairwise")
+    assert parted.keeps_missing
+    for x, y, z in QUERIES[:3]:
+        got = ci_test(parted, x, y, z, test="g2", na="pairwise")
+        ref = ci_test(holed, x, y, z, test="g2", na="pairwise")
+        assert (got.statistic, got.pvalue, got.n) == (ref.statistic, ref.pvalue, ref.n)
+    dropped = as_dataset(frame, na="drop")
+    assert dropped.n_rows == len(holed.dropna())
+    with pytest.raises(ValueError, match="missing values"):
+        as_dataset(frame)
+
+
+def test_fisher_z_from_sufficient_statistics(client):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(4000, 5))
+    X[:, 1] += X[:, 0]
+    X[:, 2] += 0.5 * X[:, 1]
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    parted = as_dataset(dd.from_pandas(frame, npartitions=3))
+    got = ci_test_batch(parted, ["a", "d", "e"], "c", ["b"], test="fisher_z")
+    ref = ci_test_batch(frame, ["a", "d", "e"], "c", ["b"], test="fisher_z")
+    np.testing.assert_allclose(got.statistic, ref.statistic, rtol=1e-8)
+    np.testing.assert_allclose(got.pvalue, ref.pvalue, rtol=1e-8)
+
+
+def test_parquet_directory(client, alarm, tmp_path):
+    pytest.importorskip("pyarrow")
+    small = alarm.iloc[:1000, :10]
+    dd.from_pandas(small, npartitions=2).to_parquet(tmp_path / "data")
+    parted = as_dataset(str(tmp_path / "data"))
+    assert parted.n_partitions == 2 and parted.n_rows == 1000
+    got = ci_test(parted, "CVP", "PCWP", ["LVEDVOLUME"], test="g2")
+    assert got == ci_test(small, "CVP", "PCWP", ["LVEDVOLUME"], test="g2")
+
+
+def test_what_needs_rows_in_memory_refuses(parted):
+    with pytest.raises(ValueError, match="needs the rows in memory"):
+        mbstat.ci.CITester(parted, "mi-cg")
+    with pytest.raises(ValueError, match="needs the rows in memory"):
+        mbstat.dependency(parted, ["CVP"], "HR")
+    with pytest.raises(ValueError, match="discretize"):
+        as_dataset(dd.from_pandas(pd.DataFrame({"a": [0.5, 1.5, 2.5]}), npartitions=1),
+                   discretize=2)
