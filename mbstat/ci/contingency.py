@@ -189,7 +189,7 @@ class ContingencyTest(CITest):
             stats, rows = masked_statistics(ds, xs, y, z)  # test-wise deletion
             rx = [math.prod(ds.level_counts[j] for j in xk) for xk in xs]
             return stats, rx, ds.level_counts[y], math.prod(ds.level_counts[j] for j in z), rows
-        return (*self._tables(tester, xs, y, z), np.array([float(tester.n)]))
+        return (*self._tables(tester, xs, y, z), np.full(1, float(tester.n)))
 
     def _tables(self, tester, xs, y, z):
         """:meth:`tables` of complete rows in memory."""
@@ -223,14 +223,16 @@ class ContingencyTest(CITest):
         kernels = _kernels()
         min_per_cell = -1.0 if self.min_per_cell is None else float(self.min_per_cell)
         trust = TRUST_MIN_PER_CELL if self.calibration == "auto" else -1.0
-        rows = np.asarray(rows, dtype=np.float64)
+        # test-wise deletion may leave a test no row: nothing to test, independence
+        empty = rows < 1 if len(rows) > 1 or rows[0] < 1 else None
         out, flagged = kernels.finish_tests(np.ascontiguousarray(stats, dtype=np.float64),
                                    np.asarray(rx, dtype=np.float64), float(ry),
-                                   float(rz_declared), np.maximum(rows, 1.0),
+                                   float(rz_declared),
+                                   rows if empty is None else np.maximum(rows, 1.0),
                                    int(self.stat == "x2"), self.df_rule == "adjusted",
                                    min_per_cell, trust, TRUST_MAX_BIAS, kernels.CHI2)
-        if (rows < 1).any():  # no row complete for the test: nothing to test, independence
-            empty = np.broadcast_to(rows < 1, len(out))
+        if empty is not None and empty.any():
+            empty = np.broadcast_to(empty, len(out))
             out[empty, 0], out[empty, 2:5], out[empty, 5] = 0.0, (1.0, 0.0, 0.0), SKIPPED
             flagged = np.count_nonzero(out[:, 5] == SEMIPARAMETRIC)
         if self.calibration in ("semiparametric", "permutation"):
