@@ -21,17 +21,17 @@ import pandas as pd
 from _timing import timed  # benchmarks/_timing.py, beside this script
 
 import mbstat
-from mbstat.algorithms.ppfs import _subset_rows
 from mbstat.data import as_dataset
 from mbstat.datasets import sample_network
 from mbstat.results.stability import resample_rows
+from mbstat.stability import _take_rows
 
 GOAL_SECONDS = 5.0
 
 
 def learner_only(ds, target, R, seed, size, replace, **test) -> float:
     """Seconds of R IAMB runs on the resamples' rows, nothing else."""
-    subs = [_subset_rows(ds, resample_rows(seed, r, ds.n_rows, size, replace))
+    subs = [_take_rows(ds, resample_rows(seed, r, ds.n_rows, size, replace))
             for r in range(R)]
     start = time.perf_counter()
     for sub in subs:

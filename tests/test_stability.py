@@ -288,3 +288,15 @@ def test_a_target_constant_in_some_resamples():
     assert f"Note: y is constant in {lacking} resample" in str(res.summary())
     assert not res.selections[[bool(len(set(data["y"].iloc[res.resample_rows(r)])) == 1)
                                for r in range(20)]].to_numpy().any()
+
+
+def test_vignette_quick(run_vignette, tmp_path):
+    out = run_vignette("stability.py", timeout=240)
+    assert "Goal: the stable blanket's precision above the single run's" in out
+    assert "Mean inclusion frequency of true members" in out
+    for name in ("stability_quick_frequencies.png", "stability_quick_goal.csv"):
+        assert (tmp_path / name).stat().st_size > 0
+    goal = pd.read_csv(tmp_path / "stability_quick_goal.csv")
+    assert len(goal) == 3 and set(goal["rule"]) == {"subsample, PFER <= 1",
+                                                    "subsample, freq >= 0.5",
+                                                    "bootstrap, freq >= 0.5"}
