@@ -51,9 +51,20 @@ def _logit_loglik(eta, Y):
     """Multinomial log-likelihood (K,) of linear predictors eta (K, n, m) of the classes
     1..m (class 0 the reference) for one-hot classes Y (n, m + 1)."""
     full = np.concatenate([np.zeros(eta.shape[:2] + (1,)), eta], axis=2)
-    lse = np.logaddexp.reduce(full, axis=2) if full.shape[2] > 2 else np.logaddexp(
-        full[..., 0], full[..., 1])
-    return np.einsum("knm,nm->k", full, Y) - lse.sum(axis=1)
+    return np.einsum("knm,nm->k", full, Y) - _logsumexp(full).sum(axis=1)
+
+
+def _logsumexp(a):
+    """log(sum(exp(a))) over the last (short: the classes) axis, shifted by the maximum;
+    elementwise over the classes, which is faster than a reduction along a short axis."""
+    cols = [a[..., i] for i in range(a.shape[-1])]
+    top = cols[0]
+    for c in cols[1:]:
+        top = np.maximum(top, c)
+    total = np.exp(cols[0] - top)
+    for c in cols[1:]:
+        total += np.exp(c - top)
+    return top + np.log(total)
 
 
 def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
@@ -78,7 +89,6 @@ def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
     m = Y.shape[1] - 1
     B = np.zeros((K, d, m)) if B0 is None else np.array(B0, dtype=np.float64)
     ll = _logit_loglik(X @ B, Y)
-    eye = np.eye(m)
     active = np.ones(K, dtype=bool)
     it = 0
     for it in range(1, maxiter + 1):  # Newton iterations (a handful), all candidates at once
@@ -86,10 +96,16 @@ def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
         Xa, Ba = X[idx], B[idx]
         eta = Xa @ Ba
         full = np.concatenate([np.zeros(eta.shape[:2] + (1,)), eta], axis=2)
-        P = np.exp(full - np.logaddexp.reduce(full, axis=2)[..., None])[..., 1:]
-        grad = np.einsum("kna,knj->kaj", Xa, Y[:, 1:] - P).reshape(len(idx), d * m)
-        W = P[..., :, None] * (eye - P[..., None, :])
-        H = np.einsum("kna,knjl,knb->kajbl", Xa, W, Xa).reshape(len(idx), d * m, d * m)
+        P = np.exp(full - _logsumexp(full)[..., None])[..., 1:]
+        Xt = Xa.transpose(0, 2, 1)
+        grad = (Xt @ (Y[:, 1:] - P)).reshape(len(idx), d * m)
+        H = np.empty((len(idx), d, m, d, m))
+        for j in range(m):  # the m (m + 1) / 2 blocks X' diag(w_jl) X, batched matmuls
+            for l in range(j, m):
+                w = P[..., j] * ((j == l) - P[..., l])
+                H[:, :, j, :, l] = block = Xt @ (Xa * w[..., None])
+                H[:, :, l, :, j] = block
+        H = H.reshape(len(idx), d * m, d * m)
         step = np.einsum("kij,kj->ki", np.linalg.pinv(H, hermitian=True), grad)
         step = step.reshape(len(idx), d, m)
         t = np.ones(len(idx))

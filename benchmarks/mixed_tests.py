@@ -1,0 +1,139 @@
+"""Speed of the batched mixed-data CI tests beside statsmodels fitting one model per
+candidate (issue #19).
+
+One batch: K candidates (half continuous, half discrete of 3 levels) tested against a
+target y given z = (2 continuous columns, 1 discrete of 3 levels), n rows. The reference
+fits y's null model given z once and one statsmodels model per candidate (OLS, Logit or
+MNLogit: ``fit(disp=0)``), the likelihood ratio 2 (llf1 - llf0); ``mi-cg`` is set beside
+statsmodels OLS fits within each stratum of the discrete columns (its definition). The
+figure is the ratio of the median wall-clock times (statsmodels / mbstat), and the largest
+difference of the statistics is printed to show both compute the same thing.
+
+Run: ``python benchmarks/mixed_tests.py [--quick] [--n N] [--k K] [--repeats R]``
+(timings on a shared machine: read the ratios, not the seconds).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import timed  # noqa: E402
+
+from mbstat.ci import CITester  # noqa: E402
+
+
+def frame(n, k, seed=0):
+    rng = np.random.default_rng(seed)
+    z1, z2 = rng.normal(size=n), rng.normal(size=n)
+    zd = rng.integers(0, 3, n)
+    cols = {"z1": z1, "z2": z2, "zd": pd.Categorical(zd)}
+    for i in range(k):
+        if i % 2:
+            cols[f"x{i}"] = pd.Categorical(rng.integers(0, 3, n))
+        else:
+            cols[f"x{i}"] = 0.3 * z1 + rng.normal(size=n)
+    eta = z1 - 0.5 * z2 + 0.4 * (zd == 1) + 0.3 * cols["x0"]
+    cols["yc"] = eta + rng.normal(size=n)
+    cols["yb"] = pd.Categorical((rng.random(n) < 1 / (1 + np.exp(-eta))).astype(int))
+    lv = np.column_stack([np.zeros(n), eta, -eta]) + rng.gumbel(size=(n, 3))
+    cols["ym"] = pd.Categorical(lv.argmax(axis=1))
+    return pd.DataFrame(cols)
+
+
+def design(df, cols):
+    parts = [np.ones((len(df), 1))]
+    for c in cols:
+        if isinstance(df[c].dtype, pd.CategoricalDtype):
+            parts.append(pd.get_dummies(df[c], drop_first=True).to_numpy(float))
+        else:
+            parts.append(df[[c]].to_numpy(float))
+    return np.column_stack(parts)
+
+
+Z = ["z1", "z2", "zd"]
+
+
+def statsmodels_lr(df, xs, y, model):
+    """One statsmodels fit of y given z, then one per candidate: the LR statistics."""
+    target = df[y].cat.codes.to_numpy() if model is not sm.OLS else df[y].to_numpy()
+    kw = {} if model is sm.OLS else {"disp": 0}
+    ll0 = model(target, design(df, Z)).fit(**kw).llf
+    return np.array([2 * (model(target, design(df, Z + [x])).fit(**kw).llf - ll0)
+                     for x in xs])
+
+
+def statsmodels_cg(df, xs, y):
+    """mi-cg's statistic from statsmodels OLS fits within the strata of zd (continuous y:
+    y on (z1, z2[, x]) per stratum of zd, or of (x, zd) for a discrete x), with bnlearn's
+    residual sd sqrt(RSS / (n_s - p))."""
+    from scipy import stats
+
+    def loglik(groups, cols):
+        total = 0.0
+        for g in np.unique(groups):
+            rows = groups == g
+            res = sm.OLS(df[y].to_numpy()[rows], design(df[rows], cols)).fit()
+            sd = np.sqrt(res.ssr / (rows.sum() - res.model.exog.shape[1]))
+            total += stats.norm.logpdf(res.model.endog, res.fittedvalues, sd).sum()
+        return total
+
+    zd = df.zd.cat.codes.to_numpy()
+    ll0 = loglik(zd, ["z1", "z2"])
+    out = []
+    for x in xs:
+        if isinstance(df[x].dtype, pd.CategoricalDtype):
+            out.append(2 * (loglik(zd * 3 + df[x].cat.codes.to_numpy(), ["z1", "z2"]) - ll0))
+        else:
+            out.append(2 * (loglik(zd, ["z1", "z2", x]) - ll0))
+    return np.array(out)
+
+
+def mbstat_batch(df, xs, y, test):
+    return CITester(df, test).test_many(xs, y, Z).statistic
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--n", type=int, default=None, help="rows (default 5,000; quick 1,000)")
+    parser.add_argument("--k", type=int, default=None,
+                        help="candidates (default 100; quick 20)")
+    parser.add_argument("--repeats", type=int, default=None, help="default 3; quick 1")
+    args = parser.parse_args(argv)
+    n = args.n or (1000 if args.quick else 5000)
+    k = args.k or (20 if args.quick else 100)
+    repeats = args.repeats or (1 if args.quick else 3)
+    df = frame(n, k)
+    xs = [f"x{i}" for i in range(k)]
+    rows = []
+    for test in ("reg-lr", "mi-cg"):  # compiled kernels loaded before timing
+        mbstat_batch(df, xs[:2], "yb", test)
+    cases = [("reg-lr, Gaussian (OLS)", "yc", "reg-lr",
+              lambda: statsmodels_lr(df, xs, "yc", sm.OLS)),
+             ("reg-lr, logistic (Logit)", "yb", "reg-lr",
+              lambda: statsmodels_lr(df, xs, "yb", sm.Logit)),
+             ("reg-lr, multinomial (MNLogit)", "ym", "reg-lr",
+              lambda: statsmodels_lr(df, xs, "ym", sm.MNLogit)),
+             ("mi-cg (OLS per stratum)", "yc", "mi-cg", lambda: statsmodels_cg(df, xs, "yc"))]
+    for label, y, test, reference in cases:
+        t_ref, ref = timed(lambda i: reference(), repeats)
+        t_mb, ours = timed(lambda i: mbstat_batch(df, xs, y, test), repeats)
+        rows.append({"test": label, "n": n, "candidates": k, "statsmodels s": t_ref,
+                     "mbstat s": t_mb, "ratio": t_ref / t_mb,
+                     "max |diff| of statistics": float(np.max(np.abs(ref - ours)))})
+    table = pd.DataFrame(rows).set_index("test")
+    pd.set_option("display.width", 160)
+    print(f"One batch of {k} candidates against y given z (2 continuous, 1 discrete), "
+          f"n = {n}: median of {repeats}")
+    print(table.to_string(float_format=lambda v: f"{v:.3g}"))
+    return table
+
+
+if __name__ == "__main__":
+    main()
