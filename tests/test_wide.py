@@ -47,3 +47,49 @@ def test_make_wide_binary_checks_arguments():
         make_wide_binary(100, 5)
     with pytest.raises(ValueError, match="density"):
         make_wide_binary(100, 50, density=0.9)
+
+
+# ------------------------------------------------------------------ sparse and wide input
+def _column_by_column(df):
+    """The per-column encoding (a float column forces it), for comparison."""
+    from mbstat.data import as_dataset
+
+    return as_dataset(df.assign(__float=0.5)).subset(list(df.columns))
+
+
+def test_sparse_and_wide_frames_encode_as_column_by_column():
+    from scipy import sparse
+
+    from mbstat.data import as_dataset
+
+    df = make_wide_binary(120, 300, seed=5)
+    df.iloc[:, 3] = 1  # a column without zeros, one without ones, one with other values
+    df.iloc[:, 4] = 0
+    df.iloc[:7, 5] = 9
+    ref = _column_by_column(df)
+    for data, names in ((df, None), (sparse.csc_matrix(df.to_numpy()), list(df.columns)),
+                        (sparse.csr_array(df.to_numpy()), list(df.columns)),
+                        (df.astype(pd.SparseDtype("uint8", 0)), None)):
+        ds = as_dataset(data, names=names)
+        assert np.array_equal(ds.codes, ref.codes)
+        assert ds.levels == ref.levels and ds.names == ref.names
+    flags = df.iloc[:, :6].astype(bool)
+    assert as_dataset(flags).levels == _column_by_column(flags).levels
+    default = as_dataset(sparse.csc_matrix(df.to_numpy()))
+    assert default.names[:2] == ("V1", "V2")
+    with pytest.raises(ValueError, match="names has 3 entries"):
+        as_dataset(sparse.csc_matrix(df.to_numpy()), names=["a", "b", "c"])
+
+
+def test_learners_on_sparse_input_match_dense():
+    import mbstat
+    from scipy import sparse
+
+    from mbstat.data import as_dataset
+
+    df = make_wide_binary(800, 400, seed=0)
+    dense = mbstat.iamb(df, "y", alpha=0.001, test="g2")
+    ds = as_dataset(sparse.csc_matrix(df.to_numpy()), names=list(df.columns))
+    assert mbstat.iamb(ds, "y", alpha=0.001, test="g2").blanket == dense.blanket
+    frame = make_wide_binary(800, 400, seed=0, sparse=True)
+    assert mbstat.iamb(frame, "y", alpha=0.001, test="g2").blanket == dense.blanket
