@@ -1,12 +1,15 @@
 """Tall data and one data set on a Dask cluster: time and peak memory (issue #17).
 
-Run by hand: ``python benchmarks/scale.py [--quick] [--sections encode,tall,dask]``.
+Run by hand: ``python benchmarks/scale.py [--quick] [--sections frame,encode,tall,dask]``.
+
+* frame: IAMB over every ALARM node at 20,000 rows given the DataFrame on each call, against
+  the same runs on its encoded Dataset (target: at most 1.3x), and ``ci_test`` on each;
 
 * encode: ``as_dataset`` of a 1,000,000 x 100 categorical DataFrame and of a
   1,000,000 x 10 string one (vectorized per column: Categorical codes, pandas.factorize);
 * tall: in memory at 10^6 and 10^7 rows (20 discrete columns, a chain network): encoding,
   one batch of G2 tests (19 candidates), 50 single tests, IAMB on one target;
-* dask: the same 10^7 rows in partitions of 10^6 rows made lazily on the workers
+* dask: the same 10^7 rows in 10 partitions made lazily on the workers
   (``dask.dataframe.from_delayed``: no row passes through the client), on a LocalCluster of
   1 and 2 worker processes: encoding (one pass for the levels, one to encode and persist),
   the same tests and IAMB, rows counted per second per worker, each worker's peak memory;
@@ -28,7 +31,7 @@ import pandas as pd
 
 P = 20  # columns of the tall data
 LEVELS = ["a", "b", "c"]
-PART_ROWS = 1_000_000
+PARTS = 10  # partitions of the tall data (made one at a time, in memory as on the cluster)
 
 
 def chain_part(i: int, rows: int, seed: int = 0) -> pd.DataFrame:
@@ -44,10 +47,14 @@ def chain_part(i: int, rows: int, seed: int = 0) -> pd.DataFrame:
                          for j in range(P)})
 
 
+def part_sizes(rows: int) -> list:
+    step = -(-rows // PARTS)
+    return [min(step, rows - s) for s in range(0, rows, step)]
+
+
 def chain_frame(rows: int) -> pd.DataFrame:
-    parts = [chain_part(i, min(PART_ROWS, rows - s)) for i, s in
-             enumerate(range(0, rows, PART_ROWS))]
-    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return pd.concat([chain_part(i, size) for i, size in enumerate(part_sizes(rows))],
+                     ignore_index=True)
 
 
 def peak_mb() -> float:
@@ -121,29 +128,70 @@ def _worker_peak():
     return peak_mb()
 
 
+def _warm():
+    """Load mbstat and its compiled kernels on a worker (outside the clock)."""
+    from mbstat.ci import _kernels  # noqa: F401
+
+
 def on_dask(rows, workers):
     import dask
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster
 
     meta = chain_part(0, 0)
-    sizes = [min(PART_ROWS, rows - s) for s in range(0, rows, PART_ROWS)]
-    parts = [dask.delayed(chain_part)(i, size) for i, size in enumerate(sizes)]
+    parts = [dask.delayed(chain_part)(i, size) for i, size in enumerate(part_sizes(rows))]
     frame = dd.from_delayed(parts, meta=meta)
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=None, memory_limit=0) as cluster, Client(cluster) as client:
+        client.run(_warm)
         out = workload(frame)
         out["peak_mb"] = max(client.run(_worker_peak).values())
     return out
 
 
+def frame_overhead(repeats: int):
+    """Seconds of IAMB over every ALARM node (20,000 rows) on the DataFrame and on the
+    Dataset, interleaved (median of ``repeats``), and of one ci_test on each."""
+    import statistics
+
+    import mbstat
+    from mbstat.datasets import sample_network
+
+    df = sample_network("alarm", 20000, seed=1)
+    ds = mbstat.as_dataset(df)
+    for data in (df, ds):  # kernels loaded outside the clock
+        mbstat.iamb(data, df.columns[0], test="g2")
+        mbstat.ci_test(data, "HR", "CO", ["HRBP"], test="g2")
+    times = {"DataFrame": [], "Dataset": []}
+    single = {"DataFrame": [], "Dataset": []}
+    for _ in range(repeats):
+        for label, data in (("DataFrame", df), ("Dataset", ds)):
+            t = time.perf_counter()
+            for node in df.columns:
+                mbstat.iamb(data, node, test="g2")
+            times[label].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            for _ in range(100):
+                mbstat.ci_test(data, "HR", "CO", ["HRBP"], test="g2")
+            single[label].append((time.perf_counter() - t) / 100)
+    return ({k: statistics.median(v) for k, v in times.items()},
+            {k: statistics.median(v) for k, v in single.items()})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="rows / 10")
-    parser.add_argument("--sections", default="encode,tall,dask")
+    parser.add_argument("--sections", default="frame,encode,tall,dask")
     args = parser.parse_args()
     div = 10 if args.quick else 1
     sections = args.sections.split(",")
+    if "frame" in sections:
+        iamb_s, test_s = frame_overhead(2 if args.quick else 5)
+        print("IAMB over the 37 ALARM nodes, 20,000 rows, G2: the data given on every call")
+        for label in ("DataFrame", "Dataset"):
+            print(f"  {label:<10} {iamb_s[label]:7.3f} s   ci_test {1e6 * test_s[label]:7.0f} us")
+        print(f"  DataFrame / Dataset: {iamb_s['DataFrame'] / iamb_s['Dataset']:.2f}x "
+              "(target <= 1.3x)\n")
     if "encode" in sections:
         print(f"as_dataset encoding ({'quick: ' if args.quick else ''}rows / {div})")
         for kind, shape in (("encode-cat", "x 100 categorical"), ("encode-str", "x 10 string")):
@@ -164,7 +212,7 @@ def main():
     if "dask" in sections:
         rows = 10_000_000 // div
         print(f"\nThe same {rows:,} rows on a Dask LocalCluster (worker processes, 1 thread each;"
-              f" partitions of {min(PART_ROWS, rows):,} rows made on the workers)")
+              f" {PARTS} partitions made on the workers)")
         print(f"  {'workers':>7} {'encode s':>9} {'batch s':>8} {'Mrows/s/worker':>15} "
               f"{'single ms':>10} {'iamb s':>7} {'tests':>6} {'worker peak MB':>15} same blanket")
         for workers in (1, 2):

@@ -45,6 +45,11 @@ def ci_test(data, x, y, z=(), test="auto", *, alpha=0.05, backend=None, discreti
     backend : {"auto", "cpu", "gpu"}, optional
     discretize : int, optional
         Bin continuous columns into this many equal-frequency bins.
+    na : {"raise", "drop", "pairwise"}
+        Missing values: an error, rows dropped (incomplete in any column of the data), or
+        test-wise deletion (the rows complete for x, y and z; ``result.n`` says how many).
+        Test-wise deletion is consistent when values are missing completely at random
+        (MCAR), not under MAR or MNAR. A DataFrame is encoded only in the test's columns.
     **test_args
         Arguments of the chosen test (``calibration``, ``B``, ``seed``, ``min_per_cell``,
         ``dag``, the PPI settings, ...: see :func:`tests_table`).
@@ -63,7 +68,8 @@ def ci_test(data, x, y, z=(), test="auto", *, alpha=0.05, backend=None, discreti
 
 def ci_test_batch(data, xs, y, z=(), test="auto", *, alpha=0.05, backend=None,
                   discretize=None, na="raise", **test_args) -> CIBatch:
-    """Test each x in ``xs`` against y given z in one pass over the data."""
+    """Test each x in ``xs`` against y given z in one pass over the data (arguments as
+    :func:`ci_test`; under ``na="pairwise"`` each x has its own rows, ``batch.n``)."""
     if isinstance(xs, str) or not hasattr(xs, "__iter__"):
         raise TypeError("xs must be a list of variables (or of variable sets)")
     xs = list(xs)
