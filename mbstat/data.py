@@ -750,6 +750,12 @@ class PartitionedDataset(Dataset):
         raise ValueError("subset(): the rows are in partitions on a Dask cluster; select the "
                          "columns of the Dask DataFrame before encoding it")
 
+    def __reduce__(self):
+        raise TypeError("a PartitionedDataset refers to partitions held by this process's Dask "
+                        "client and cannot be sent to other processes: run its learners in "
+                        "this process (e.g. blankets(..., n_jobs=1)); the cluster counts in "
+                        "parallel")
+
 
 def _identity(part):
     return part

@@ -91,6 +91,12 @@ def test_learners_find_the_same_blanket(client):
             ref = getattr(mbstat, name)(asia, target)
             assert got.selected == ref.selected, (name, target)
             np.testing.assert_array_equal(got.tests["pvalue"], ref.tests["pvalue"])
+    many = mbstat.blankets(parted, ["lung", "smoke"], method="iamb")  # in this process
+    assert many.results["lung"].selected == mbstat.iamb(asia, "lung").selected
+    with pytest.raises(TypeError, match="cannot be sent to other processes"):
+        import pickle
+
+        pickle.dumps(parted)
 
 
 def test_pairwise_and_drop_in_partitions(client, alarm):
