@@ -13,10 +13,21 @@ on this machine in the same run:
 * seconds and fits per second of ppfs with XGBoost on the CPU, and on a GPU
   when one answers.
 
+And the defaults (issue 16), with ``--defaults`` (or ``--only-defaults``):
+
+* ALARM, 3,000 rows x 37 columns, target HR: ``ppfs(data, "HR")`` with every
+  default (the calibrated LOCO test, early-stopped XGBoost, all CPUs) beside the
+  paper's setting (``test="ppi", model="tree"``) and PyImpetus: wall and CPU
+  seconds, precision/recall against the network's true blanket;
+* ``make_classification(2000, 100, n_informative=5, shuffle=False)`` (the first
+  5 columns informative, the rest noise): the same three, with precision/recall
+  of the informative columns and the downstream accuracy.
+
 Run by hand (minutes)::
 
     PYTHONPATH=. python benchmarks/ppfs.py
     PYTHONPATH=. python benchmarks/ppfs.py --repeats 3 --skip-cpu-time
+    PYTHONPATH=. python benchmarks/ppfs.py --only-defaults
 
 PyImpetus is optional: ``pip install pyimpetus seaborn`` (it imports seaborn
 without declaring it).
@@ -75,8 +86,84 @@ def run_mbstat(df, B, K, seed, model="tree", n_jobs=None, **kw):
 
     n_jobs = n_jobs or os.cpu_count()
     wall, cpu = time.perf_counter(), time.process_time()
-    res = ppfs(df, "class", B=B, K=K, model=model, n_jobs=n_jobs, seed=seed, **kw)
+    res = ppfs(df, "class", test="ppi", B=B, K=K, model=model, n_jobs=n_jobs, seed=seed, **kw)
     return time.perf_counter() - wall, time.process_time() - cpu, res
+
+
+def timed(fn):
+    """(result, wall seconds, CPU seconds of this process and its threads)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def scores(found, truth) -> tuple:
+    found, truth = set(found), set(truth)
+    hit = len(found & truth)
+    return (hit / len(found) if found else float("nan")), hit / len(truth)
+
+
+def defaults_case(name, data, target, truth, PPIMBC, seed, accuracy=False):
+    """ppfs with every default, the paper's setting and PyImpetus on one problem."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from mbstat.algorithms.ppfs import ppfs
+
+    runs = {
+        "mbstat ppfs, defaults (LOCO, xgboost)": lambda: list(
+            ppfs(data, target, seed=seed, progress=False).selected),
+        "mbstat ppfs, paper (PPI, tree, B = 30)": lambda: list(
+            ppfs(data, target, test="ppi", model="tree", seed=seed, n_jobs=-1,
+                 progress=False).selected),
+    }
+    if PPIMBC is not None:
+        X = data.drop(columns=target)
+        codes = X.apply(lambda c: c.cat.codes if hasattr(c, "cat") else c)
+        y = data[target].cat.codes if hasattr(data[target], "cat") else data[target]
+
+        def peer():
+            model = PPIMBC(DecisionTreeClassifier(random_state=seed), p_val_thresh=0.05,
+                           num_simul=30, cv=5, random_state=seed, n_jobs=-1, verbose=0)
+            model.fit(codes, y.to_numpy())
+            return [str(f) for f in model.MB]
+
+        runs["PyImpetus PPIMBC (tree, 30)"] = peer
+    rows = []
+    for label, fn in runs.items():
+        found, wall, cpu = timed(fn)
+        precision, recall = scores(found, truth)
+        row = {"method": label, "seconds": wall, "CPU s (main process)": cpu,
+               "n selected": len(found), "precision": precision, "recall": recall}
+        if accuracy:
+            X = data.drop(columns=target)
+            row["tree accuracy"], row["SVM accuracy"] = downstream(X, data[target], found, seed)
+        rows.append(row)
+        print(f"  {label}: {wall:.1f} s, {sorted(found)}", flush=True)
+    table = pd.DataFrame(rows).set_index("method")
+    print(f"\n{name}:")
+    print(table.to_string(float_format=lambda v: f"{v:.3g}"))
+    base = table["seconds"].iloc[0]
+    print("time ratio to the defaults: " + ", ".join(
+        f"{m}: {s / base:.2g}x" for m, s in table["seconds"].items()))
+    return table
+
+
+def defaults(seed, PPIMBC):
+    from sklearn.datasets import make_classification
+
+    from mbstat.datasets import load_network, sample_network
+
+    print(f"ppfs defaults (issue 16) on {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.2f} at start")
+    alarm = sample_network("alarm", 3000, seed=0)
+    defaults_case("ALARM 3,000 x 37, target HR (truth: the network's blanket)", alarm, "HR",
+                  load_network("alarm").markov_blanket("HR"), PPIMBC, seed)
+    X, y = make_classification(n_samples=2000, n_features=100, n_informative=5,
+                               n_redundant=0, shuffle=False, random_state=seed)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(100)])
+    frame["class"] = y
+    defaults_case("make_classification 2,000 x 100, 5 informative (x0..x4)", frame, "class",
+                  {f"x{j}" for j in range(5)}, PPIMBC, seed, accuracy=True)
 
 
 def main(argv=None):
@@ -88,7 +175,13 @@ def main(argv=None):
     parser.add_argument("--skip-cpu-time", action="store_true",
                         help="skip the sequential (n_jobs=1) CPU-time comparison")
     parser.add_argument("--skip-xgboost", action="store_true")
+    parser.add_argument("--defaults", action="store_true",
+                        help="also the defaults cases of issue 16 (ALARM, 2,000 x 100)")
+    parser.add_argument("--only-defaults", action="store_true")
     args = parser.parse_args(argv)
+    if args.only_defaults:
+        defaults(args.seed, pyimpetus_class())
+        return
 
     from mbstat.backend import gpu_available
     from mbstat.datasets import load_wdbc
@@ -139,6 +232,9 @@ def main(argv=None):
         print(f"\nCPU seconds, one sequential run each (n_jobs=1): mbstat {ours_cpu:.1f}, "
               f"PyImpetus {peer_cpu:.1f}: {peer_cpu / ours_cpu:.1f}x less CPU")
 
+    if args.defaults:
+        print()
+        defaults(args.seed, PPIMBC)
     if args.skip_xgboost:
         return
     print("\nppfs with XGBoost (defaults: 50 rounds, depth 4, eta 0.3), same B and K:")

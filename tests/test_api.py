@@ -30,8 +30,8 @@ def test_ci_learners_leave_data_unchanged_and_repeat(asia, method):
 def test_ppfs_and_fsdms_leave_data_unchanged_and_repeat():
     wine = load_wine().iloc[:, [0, 6, 9, 12, 13]]
     before = wine.copy(deep=True)
-    a = mbstat.ppfs(wine, "class", model="tree", B=5, K=0, seed=1)
-    b = mbstat.ppfs(wine, "class", model="tree", B=5, K=0, seed=1)
+    a = mbstat.ppfs(wine, "class", model="tree", test="ppi", B=5, K=0, seed=1)
+    b = mbstat.ppfs(wine, "class", model="tree", test="ppi", B=5, K=0, seed=1)
     pd.testing.assert_frame_equal(wine, before)
     assert a.selected == b.selected
     corral = make_corral("corral", seed=0)

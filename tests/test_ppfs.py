@@ -81,22 +81,22 @@ def test_aggregation_equations_6_to_8():
 def test_recovers_the_blanket_of_a_sampled_network(model, params):
     bn = toy_network()
     df = bn.sample(1500, seed=0)
-    res = ppfs(df, "T", B=10, K=0, model=model, model_params=params, seed=0)
+    res = ppfs(df, "T", test="ppi", B=10, K=0, model=model, model_params=params, seed=0)
     assert set(res.selected) == bn.markov_blanket("T") == {"A", "B", "C", "D", "S"}
     assert res.task == "classification" and res.chosen_fold is None
 
 
 def test_recovers_three_of_twenty_in_a_regression():
-    res = ppfs(regression_frame(1), "y", B=10, K=0, model="tree", seed=1)
+    res = ppfs(regression_frame(1), "y", test="ppi", B=10, K=0, model="tree", seed=1)
     assert set(res.selected) == {"x0", "x1", "x2"} and res.task == "regression"
 
 
 def test_aggregation_drops_a_rare_false_positive():
     # without aggregation this seed keeps two noise features (x15, x18)
     df = regression_frame(10)
-    single = ppfs(df, "y", B=10, K=0, model_params=SMALL_XGB, seed=10)
+    single = ppfs(df, "y", test="ppi", B=10, K=0, model_params=SMALL_XGB, seed=10)
     assert set(single.selected) == {"x0", "x1", "x2", "x15", "x18"}
-    res = ppfs(df, "y", B=10, K=5, model_params=SMALL_XGB, seed=10, n_jobs=2)
+    res = ppfs(df, "y", test="ppi", B=10, K=5, model_params=SMALL_XGB, seed=10, n_jobs=2)
     assert set(res.selected) == {"x0", "x1", "x2"}
     assert len(res.fold_blankets) == 5 and res.zscores.loc[res.chosen_fold] == 5
     assert res.frequency[["x0", "x1", "x2"]].tolist() == [5, 5, 5]
@@ -111,7 +111,7 @@ def test_mixed_categorical_and_continuous_features():
     score = pd.Series(colour).map({"red": 1.5, "green": -1.5, "blue": 0.0}) + 1.5 * df.u
     df["y"] = np.where(score + 0.5 * rng.normal(size=n) > 0, "yes", "no")
     for model, params in (("xgboost", SMALL_XGB), ("tree", None)):
-        res = ppfs(df, "y", B=10, K=0, model=model, model_params=params, seed=0)
+        res = ppfs(df, "y", test="ppi", B=10, K=0, model=model, model_params=params, seed=0)
         assert set(res.selected) == {"colour", "u"}, model
 
 
@@ -120,7 +120,7 @@ def test_mixed_categorical_and_continuous_features():
 def wdbc_result():
     from mbstat.datasets import load_wdbc
 
-    return ppfs(load_wdbc(), "class", B=5, K=3, model="tree", seed=0)
+    return ppfs(load_wdbc(), "class", test="ppi", B=5, K=3, model="tree", seed=0)
 
 
 def test_result_object(wdbc_result):
@@ -158,7 +158,7 @@ def test_result_object(wdbc_result):
 
 def test_same_seed_same_result_whatever_the_workers():
     df = regression_frame(3, n=250)
-    kw = dict(B=6, K=3, model="tree", seed=11)
+    kw = dict(test="ppi", B=6, K=3, model="tree", seed=11)
     one = ppfs(df, "y", **kw)
     threads = ppfs(df, "y", n_jobs=2, **kw)
     assert one.selected == threads.selected
@@ -171,7 +171,8 @@ def test_same_seed_same_result_whatever_the_workers():
 def test_candidates_and_caller_data_untouched():
     df = regression_frame(5, n=200)
     copy = df.copy()
-    res = ppfs(df, "y", B=5, K=0, model="tree", candidates=["x0", "x3", "x4"], seed=0)
+    res = ppfs(df, "y", test="ppi", B=5, K=0, model="tree", candidates=["x0", "x3", "x4"],
+               seed=0)
     pd.testing.assert_frame_equal(df, copy)
     assert set(res.importance.index) == {"x0", "x3", "x4"} and res.n_candidates == 3
 
@@ -190,14 +191,14 @@ def test_candidates_and_caller_data_untouched():
 def test_bad_input(kwargs, error, match):
     df = regression_frame(0, n=200)
     with pytest.raises(error, match=match):
-        ppfs(df, "y", **{"B": 5, "K": 0, "model": "tree", **kwargs})
+        ppfs(df, "y", **{"test": "ppi", "B": 5, "K": 0, "model": "tree", **kwargs})
 
 
 @pytest.mark.gpu
 def test_ppfs_on_the_gpu():
     if not xgboost_cuda_available():
         pytest.skip("needs a CUDA build of XGBoost, CuPy and a GPU")
-    res = ppfs(regression_frame(1, n=2000), "y", B=10, K=0, model_params=SMALL_XGB, seed=1,
+    res = ppfs(regression_frame(1, n=2000), "y", test="ppi", B=10, K=0, model_params=SMALL_XGB, seed=1,
                device="cuda")
     assert res.device.startswith("cuda")
     assert set(res.selected) == {"x0", "x1", "x2"}
@@ -218,8 +219,8 @@ def test_auto_task_is_the_same_for_a_frame_and_its_float_array():
     from mbstat.datasets import load_wine
 
     wine = load_wine()
-    frame = ppfs(wine, "class", B=5, K=2, model="tree", seed=0)
-    array = ppfs(wine.to_numpy(), 13, B=5, K=2, model="tree", seed=0)
+    frame = ppfs(wine, "class", test="ppi", B=5, K=2, model="tree", seed=0)
+    array = ppfs(wine.to_numpy(), 13, test="ppi", B=5, K=2, model="tree", seed=0)
     assert frame.task == array.task == "classification"
     assert array.selected == tuple(f"V{list(wine.columns).index(f) + 1}" for f in frame.selected)
 
@@ -240,4 +241,4 @@ def test_infer_task_follows_scikit_learn(y, task):
 def test_whole_number_float_target_with_many_values_stays_a_regression():
     df = regression_frame(0, n=200)
     df["y"] = np.round(df["y"] * 100)  # whole numbers, nearly all distinct
-    assert ppfs(df, "y", B=5, K=0, model="tree", seed=0).task == "regression"
+    assert ppfs(df, "y", test="ppi", B=5, K=0, model="tree", seed=0).task == "regression"

@@ -23,5 +23,5 @@ def test_ppfs_progress_bar(capsys):
     from mbstat.datasets import load_wine
 
     data = load_wine().iloc[:, [0, 1, 6, 9, 12, 13]]
-    mbstat.ppfs(data, "class", model="tree", B=5, K=2, seed=0, progress=True)
+    mbstat.ppfs(data, "class", model="tree", test="ppi", B=5, K=2, seed=0, progress=True)
     assert "ppfs: blanket of class" in capsys.readouterr().err

@@ -160,7 +160,7 @@ def results(asia):
     return {
         "iamb": mbstat.iamb(asia, "dysp"),
         "mbor": mbstat.mbor(asia, "dysp"),
-        "ppfs": mbstat.ppfs(_regression(), "y", B=8, K=3, model="tree", seed=0),
+        "ppfs": mbstat.ppfs(_regression(), "y", test="ppi", B=8, K=3, model="tree", seed=0),
         "fsdms": fs,
         "wfsdms": mbstat.wfsdms(asia, "dysp", cv=3, seed=0, ranking=fs),
     }
@@ -250,7 +250,7 @@ def test_counts_of_one_are_singular(asia):
     ws = mbstat.wfsdms(two, "dysp", cv=2, seed=0, ranking=fs)
     texts += [str(ws.summary())]
     assert "Best: the first 1 feature," in texts[-1] and "(all 1 feature:" in texts[-1]
-    pp = mbstat.ppfs(_regression(), "y", B=5, K=0, model="tree", candidates=["x0"], seed=0)
+    pp = mbstat.ppfs(_regression(), "y", test="ppi", B=5, K=0, model="tree", candidates=["x0"], seed=0)
     texts += [str(pp.summary())]
     assert "1 candidate;" in texts[-1] and "1 PPI test (5 splits each" in texts[-1]
     for text in texts:

@@ -7,9 +7,11 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import check_alpha, check_features, check_int
+from .._validation import check_alpha, check_choice, check_features, check_int
 from ..ci.base import CITester
-from ..ci.ppi import PPITest, check_ppi_args, encode_target, labels_as_classes
+from ..ci.loco import LOCOTest, check_folds
+from ..ci.ppi import (PPITest, check_ppi_args, drawn_seed, encode_target, feature_positions,
+                      labels_as_classes)
 from ..data import Dataset, as_dataset
 from ..results import format_call, make_trace
 from ..results.ppfs import PPFSResult
@@ -23,13 +25,14 @@ PPFS = Learner("ppfs", "model", "predictive permutation feature selection (PPFS)
 
 
 @PPFS.front_end
-def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=None, *,
-         test_size=0.2, task="auto", device="auto", parallel="auto", model_params=None,
-         candidates=None, na="raise", progress=False) -> PPFSResult:
+def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, seed=None, *,
+         test="loco", folds=5, test_size=None, task="auto", device="auto", parallel="auto",
+         model_params=None, categorical=None, candidates=None, na="raise",
+         progress=None) -> PPFSResult:
     """Predictive permutation feature selection with Markov-blanket aggregation.
 
     On each of K folds: growth (Eq. 5) tests every candidate against the
-    target given the empty set with the PPI test and keeps those with
+    target given the empty set with the model-based test ``test`` and keeps those with
     p <= alpha; they are ordered by increasing importance log(1/p); the
     improved shrink tests each in turn given the rest of the current blanket
     and removes it when p > alpha, without restarting. With K >= 2 the
@@ -39,32 +42,55 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
     Parameters
     ----------
     data : DataFrame, 2-D ndarray or Dataset
-        Continuous, discrete or mixed features; see :func:`mbstat.ppi_test`.
-    target : str or int
+        Continuous, discrete or mixed features; see :func:`mbstat.ppi_test`. Or the
+        features alone, scikit-learn style, with the target as values (below).
+    target : str, int, Series or 1-D array
+        The target column, or its values (one per row of ``data``): ``ppfs(X, y)``.
     alpha : float
-        Significance level of the PPI tests.
-    B : int
-        Splits per PPI test (>= 5).
+        Significance level of the tests.
+    B : int, optional
+        Splits per PPI test (>= 5; default 30). ``test="ppi"`` only: given with
+        ``test="loco"`` it is refused (that test takes ``folds``).
     K : int
         Folds of the MB aggregation; 0 or 1: no aggregation, one run on all rows.
     model : {"xgboost", "tree"} or estimator
-        The PPI model (see :func:`mbstat.ppi_test`); the paper used "tree".
-    n_jobs : int
-        Fits running at once (-1: all CPUs). Processes take whole folds when
+        The tests' model (see :func:`mbstat.ppi_test`); the paper used "tree".
+        "xgboost" is the CPU ``hist`` booster (a CUDA one for large data where
+        a GPU answers); with ``test="loco"`` it stops early
+        (:data:`mbstat.ci.loco.LOCO_XGBOOST`).
+    n_jobs : int, optional
+        Fits running at once (-1: all CPUs). Default: all CPUs for "xgboost"
+        (threads), 1 for other models (worker processes cost more than small fits). Processes take whole folds when
         K >= n_jobs; threads (and processes when K < n_jobs) share the tests
         of each phase, or the splits of one test.
     seed : None, int or numpy Generator
         Folds, splits, permutations and model seeds; same seed, same result
-        (whatever ``n_jobs``).
+        (whatever ``n_jobs``). None draws a seed, recorded in ``result.seed`` and
+        printed by ``summary()``, so that any run can be replayed.
+    test : {"loco", "ppi"}
+        "loco" (default): the calibrated cross-fitted leave-covariate-out test
+        (:func:`mbstat.ci.loco.loco_test`), whose p-values hold their level.
+        "ppi": the paper's predictive permutation test (Algorithm 1), to
+        reproduce the paper; its p-values are not calibrated (true nulls are
+        rejected at 20-60% at alpha = 0.05; ``vignettes/ppi_calibration.py``).
+    folds : int
+        Cross-fitting parts of each LOCO test (>= 2).
     task : {"auto", "classification", "regression"}
         "auto": classes if discrete or whole-number floats not mostly distinct (as sklearn).
     test_size, device, parallel, model_params :
         As in :func:`mbstat.ppi_test`.
+    categorical : list of names, optional
+        Feature columns the model treats as categories. The rule otherwise:
+        text, categorical (pandas) and other non-number columns are categories;
+        numbers, integers and bools included, are numbers (split by thresholds),
+        so integer codes of unordered classes must be named here.
     candidates : list, optional
         Restrict the search to these features (default: all but the target).
     na : {"raise", "drop"}
-    progress : bool
-        Show a progress bar (tqdm) over the folds.
+    progress : bool or None
+        A progress bar (tqdm) with one tick per test: None (default) shows it
+        when the run is estimated, from its first tests, to take over 10 s;
+        True always, False never.
 
     Returns
     -------
@@ -85,14 +111,28 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
     independent of the target on its own never enters (with a perfect CI
     oracle the search is exact on every other target); and PPI tests
     marginal permutation, so a non-member correlated with members (e.g. a
-    grandparent of the target) tends to be kept. The aggregation (K >= 2)
-    removes rare false positives.
+    grandparent of the target) tends to be kept (``test="ppi"``; the LOCO test
+    compares models with and without the feature, so it has no such bias).
+    The aggregation (K >= 2) removes rare false positives.
     """
     start = time.perf_counter()
     alpha = check_alpha(alpha)
+    check_choice("test", test, ("loco", "ppi"))
+    if test == "loco" and (B is not None or test_size is not None):
+        given = " and ".join(n for n, a in (("B", B), ("test_size", test_size)) if a is not None)
+        raise TypeError(f"ppfs(): {given} set the paper's PPI test; pass test='ppi' to use it "
+                        "(the default test='loco' takes folds=)")
+    B = 30 if B is None else B
+    if n_jobs is None:
+        n_jobs = -1 if isinstance(model, str) and model == "xgboost" else 1
+    test_size = 0.2 if test_size is None else test_size
     B, test_size, n_jobs = check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel,
                                           device, model_params)
     K = check_int("K", K, low=0)
+    cross_folds = check_folds(folds)
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None (auto); got {progress!r}")
+    seed = drawn_seed(seed)
     ds = as_dataset(data, na=na)
     ds.require_complete("ppfs")
     t = ds.index(target, "target")
@@ -100,6 +140,7 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
         ds = labels_as_classes(ds, t)
     target_name = ds.names[t]
     cands = [ds.names[j] for j in check_features(ds, t, candidates)]
+    as_category = [ds.names[j] for j in feature_positions(ds, categorical, t)]
     task_used = encode_target(ds, t, task)[0]  # fails early on a bad target
     if K >= 2 and K > ds.n_rows // 2:
         raise ValueError(f"K = {K} folds need at least {2 * K} rows; got {ds.n_rows}")
@@ -112,26 +153,29 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
         labels = list(range(1, K + 1))
     else:
         rows, labels = [None], ["all"]
-    test_args = dict(model=model, B=B, test_size=test_size, task=task_used, device=device,
-                     parallel=parallel, model_params=model_params)
+    test_args = dict(model=model, task=task_used, device=device, parallel=parallel,
+                     model_params=model_params, categorical=as_category or None)
+    test_args.update(dict(B=B, test_size=test_size) if test == "ppi" else dict(folds=cross_folds))
     threads = _threads(model, parallel)
     across_folds = _across_folds(n_jobs, len(rows), threads)
     inner_jobs = 1 if across_folds else n_jobs
-    jobs = [(_subset_rows(ds, r), target_name, cands, alpha, fold_seeds[i],
+    bar = _AutoBar(progress, len(rows) * (len(cands) + 1), f"ppfs: blanket of {target_name}")
+    jobs = [(_subset_rows(ds, r), target_name, cands, alpha, fold_seeds[i], test,
              {**test_args, "n_jobs": inner_jobs}) for i, r in enumerate(rows)]
-    if across_folds:
+    if across_folds:  # worker processes: the bar ticks once per fold
         from joblib import Parallel, delayed
 
         runs = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator")(
             delayed(_run_fold)(*j) for j in jobs)
     else:
-        runs = (_run_fold(*j) for j in jobs)
-    folds = []
-    with progress_bar(progress, total=len(jobs), desc=f"ppfs: blanket of {target_name}",
-                      unit=" fold") as bar:
+        runs = (_run_fold(*j, tick=bar.update) for j in jobs)
+    fold_runs = []
+    with bar:
         for fold in runs:
-            folds.append(fold)
-            bar.update()
+            fold_runs.append(fold)
+            if across_folds:
+                bar.update(len(cands) + 1)
+    folds = fold_runs
 
     blankets = tuple(tuple(f["blanket"]) for f in folds)
     frequency, zscores = _aggregate(blankets, labels)
@@ -149,11 +193,15 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
                                     for f, lab in zip(folds, labels)})
     fold_importance.index.name = "feature"
     fold_importance.columns.name = "fold"
-    params = {"alpha": alpha, "B": B, "K": K, "test_size": test_size, "task": task_used,
+    used_seed = seed if isinstance(seed, int) else None
+    params = {"test": test, "alpha": alpha, "K": K, "task": task_used,
               "model": model if isinstance(model, str) else type(model).__name__,
-              "model_params": dict(model_params or {}), "seed": seed, "n_jobs": n_jobs}
-    call = format_call("ppfs", data, target=target_name, alpha=alpha, B=B, K=K,
-                       model=params["model"], seed=seed if isinstance(seed, int) else None,
+              "model_params": dict(model_params or {}), "seed": used_seed, "n_jobs": n_jobs,
+              **({"B": B, "test_size": test_size} if test == "ppi" else {"folds": cross_folds}),
+              **({"categorical": as_category} if as_category else {})}
+    call = format_call("ppfs", data, target=target_name, alpha=alpha, test=test,
+                       **({"B": B} if test == "ppi" else {}), K=K, model=params["model"],
+                       seed=used_seed, categorical=as_category or None,
                        candidates=None if candidates is None else cands)
     return PPFSResult(
         method="ppfs",
@@ -170,7 +218,7 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
         device=best["device"],
         tests=tests,
         alpha=alpha, B=B, K=K, test_size=test_size,
-        model=best["model"], task=task_used,
+        model=best["model"], task=task_used, test=test, folds=cross_folds, seed=used_seed,
         importance=importance,
         fold_blankets=blankets,
         frequency=frequency,
@@ -182,6 +230,46 @@ def ppfs(data, target, alpha=0.05, B=30, K=5, model="xgboost", n_jobs=1, seed=No
 
 
 # ------------------------------------------------------------------ helpers
+class _AutoBar:
+    """A progress bar ticking once per test: always (``mode=True``), never (False), or
+    (None) once the run is estimated, from its first second, to take over
+    :data:`_SHOW_AFTER` seconds in all. ``total`` is an estimate that grows as needed."""
+
+    def __init__(self, mode, total: int, desc: str):
+        self.mode, self.total, self.desc, self.done = mode, max(int(total), 1), desc, 0
+        self.start = _clock()
+        self.bar = progress_bar(True, total=self.total, desc=desc, unit=" test") if mode \
+            else None
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        if self.done >= self.total:
+            self.total = self.done + 1
+            if self.bar is not None:
+                self.bar.total = self.total
+        if self.bar is None and self.mode is None:
+            elapsed = _clock() - self.start
+            if elapsed > 1.0 and elapsed * self.total / self.done > _SHOW_AFTER:
+                self.bar = progress_bar(True, total=self.total, desc=self.desc, unit=" test")
+                self.bar.update(self.done)
+            return
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False
+
+
+#: progress=None shows a bar when a run is estimated to take longer than this (seconds).
+_SHOW_AFTER = 10.0
+_clock = time.perf_counter
+
+
 def _entropy(seed):
     """An int for SeedSequence from None, an int or a Generator."""
     if seed is None:
@@ -264,9 +352,10 @@ def search(tester, target, candidates, alpha):
     return blanket, grow, shrink, trace
 
 
-def _run_fold(dataset, target, cands, alpha, seed, test_args) -> dict:
-    """One fold of PPFS: the search with the PPI test, and its importance table."""
-    test = PPITest(seed=seed, **test_args)
+def _run_fold(dataset, target, cands, alpha, seed, test_name, test_args, tick=None) -> dict:
+    """One fold of PPFS: the search with the model-based test, and its importance table."""
+    test = (PPITest if test_name == "ppi" else LOCOTest)(seed=seed, **test_args)
+    test.progress = tick
     tester = CITester(dataset, test, alpha=alpha)
     blanket, grow, shrink, trace = search(tester, target, cands, alpha)
     deciding = {c: shrink.get(c, grow[i]) for i, c in enumerate(cands)}

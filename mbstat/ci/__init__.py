@@ -12,6 +12,7 @@ from .contingency import ContingencyTest, PermutationTest, chi2_logsf
 from .exact import ExactOracle
 from .gaussian import FisherZ
 from .oracle import DSeparationOracle
+from .loco import LOCOResult, LOCOTest, loco_test
 from .ppi import PPIResult, PPITest, ppi_test
 from .registry import TESTS, make_test, tests_table
 
@@ -20,6 +21,7 @@ __all__ = [
     "DSeparationOracle", "ExactOracle", "FIELDS", "FisherZ", "PPIResult", "PPITest",
     "PermutationTest", "TESTS", "chi2_logsf", "ci_test", "ci_test_batch", "cond_mutual_info",
     "decide", "empty_log", "format_pvalue", "make_test", "ppi_test", "results_table",
+    "LOCOResult", "LOCOTest", "loco_test",
     "tests_table",
 ]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ from ..models import (TASKS, check_model, encode_features, infer_task, make_lear
 from .base import (ASYMPTOTIC, EXACT, CIBatch, CIResult, CITest, Query, _set_label, as_matrix,
                    format_pvalue, plural, results_table)
 
-__all__ = ["PPIEngine", "PPIResult", "PPITest", "ppi_test", "wilcoxon_greater"]
+__all__ = ["ModelResult", "ModelTest", "PPIEngine", "PPIResult", "PPITest", "ppi_test", "wilcoxon_greater"]
 
 METHOD = "Predictive permutation independence test"
 PARALLEL = ("auto", "threads", "processes")
@@ -57,6 +57,50 @@ def resolve_jobs(n_jobs) -> int:
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be >= 1 or -1 (all CPUs); got {n_jobs}")
     return n_jobs
+
+
+def drawn_seed(seed):
+    """The seed a run uses: ``None`` draws a fresh int (so the result can record it and the
+    run be replayed); ints, Generators and SeedSequences are kept."""
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    return seed
+
+
+def feature_positions(dataset, categorical, target: int) -> tuple:
+    """Positions of the columns named in ``categorical`` (None: none); the target's kind is
+    set by ``task=``, so naming it is refused."""
+    if categorical is None:
+        return ()
+    if isinstance(categorical, (str, int, np.integer)):
+        categorical = [categorical]
+    cols = dataset.indices(list(categorical), "categorical")
+    if target in cols:
+        raise ValueError(f"categorical names feature columns; the target "
+                         f"{dataset.names[target]!r} is classified or regressed by task=")
+    return tuple(cols)
+
+
+def resolve_query(data, x, target, z, task: str, na: str, caller: str):
+    """(dataset, target, x, z) of one model-based test, as positions, checked: x not empty,
+    the target in neither x nor z, x and z disjoint; a float target that ``task="auto"``
+    reads as class labels re-encoded as classes."""
+    from ..data import as_dataset
+
+    ds = as_dataset(data, na=na)
+    ds.require_complete(caller)
+    t = ds.index(target, "target")
+    if task == "auto":
+        ds = labels_as_classes(ds, t)
+    xs = ds.indices(x, "x")
+    if not xs:
+        raise ValueError("x must name at least one variable")
+    zs = ds.indices(z, "z")
+    if t in xs or t in zs:
+        raise ValueError(f"the target {ds.names[t]!r} cannot be in x or z")
+    if set(xs) & set(zs):
+        raise ValueError("x and z overlap; they must be disjoint")
+    return ds, t, xs, zs
 
 
 def _rng(seed) -> np.random.Generator:
@@ -182,7 +226,7 @@ class PPIEngine:
 
     def __init__(self, dataset, target: int, *, model="xgboost", B=30, test_size=0.2,
                  task="auto", seed=None, device="auto", n_jobs=1, parallel="auto",
-                 model_params=None):
+                 model_params=None, categorical=()):
         B, test_size, n_jobs = check_ppi_args(model, B, test_size, task, seed, n_jobs,
                                               parallel, device, model_params)
         n = dataset.n_rows
@@ -195,7 +239,7 @@ class PPIEngine:
         self.learner = make_learner(model, self.task, self.n_classes, device=device,
                                     params=model_params, n_jobs=n_jobs, n_rows=n - n_test)
         X, self.groups, self.types = encode_features(dataset, self.learner.native_categorical,
-                                                     self.learner.dtype)
+                                                     self.learner.dtype, categorical)
         self.B, self.test_size = B, test_size
         rng = _rng(seed)
         train, test, perm = [], [], []
@@ -222,6 +266,7 @@ class PPIEngine:
         self.y_test = [y[t] for t in self.test]
         self.device_used = None
         self.n_fits = 0
+        self.progress = None  # called with the number of feature sets done
         self._risk_cache = {}
 
     @property
@@ -329,9 +374,15 @@ class PPIEngine:
     def _compute(self, keys):
         """fit_risks for each (features, blocks) key, in parallel when n_jobs > 1."""
         if self.n_jobs == 1:
-            done = [self.fit_risks(f, b) for f, b in keys]
+            done = []
+            for f, b in keys:
+                done.append(self.fit_risks(f, b))
+                if self.progress is not None:
+                    self.progress(1)
         else:
             done = self._parallel(keys)
+            if self.progress is not None:
+                self.progress(len(keys))
         self.n_fits += self.B * len(keys)
         devices = {d for *_, d in done if d}
         if devices:
@@ -363,7 +414,7 @@ class PPIEngine:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["dataset"] = None  # workers need the arrays only
-        state["_risk_cache"] = {}
+        state["_risk_cache"], state["progress"] = {}, None
         return state
 
 
@@ -378,8 +429,13 @@ def _run_chunk(engine, tasks):
 # ------------------------------------------------------------- public API
 def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="auto",
              seed=None, *, alpha=0.05, device="auto", n_jobs=1, parallel="auto",
-             model_params=None, na="raise"):
+             model_params=None, categorical=None, test="ppi", folds=5, na="raise"):
     """Predictive permutation independence test of x and the target given z (Algorithm 1).
+
+    ``test="ppi"`` (default) is the paper's test, whose p-values are **not
+    calibrated** (below); for inference use ``test="loco"``, the calibrated
+    cross-fitted leave-covariate-out test (:func:`mbstat.ci.loco.loco_test`,
+    which then takes ``folds`` and ignores ``B`` and ``test_size``).
 
     For each of B random train/test splits, fit ``model`` on [x, z] -> target
     on the training part, compute the per-sample loss on the test part
@@ -411,7 +467,8 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     task : {"auto", "classification", "regression"}
         "auto": classification for a discrete target, regression for a float one.
     seed : None, int or numpy Generator
-        Splits, permutations and model seeds; same seed, same result.
+        Splits, permutations and model seeds; same seed, same result. None
+        draws a seed, recorded in ``result.seed`` (the run can be replayed).
     alpha : float
         Level of ``result.independent``.
     device : {"auto", "cpu", "cuda"}
@@ -422,6 +479,15 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     model_params : dict, optional
         Overrides of the XGBoost settings (:data:`mbstat.models.XGBOOST_DEFAULTS`,
         e.g. ``{"n_estimators": 100, "max_depth": 6}``) or of the tree's.
+    categorical : list of names, optional
+        Feature columns the model treats as categories. The rule otherwise:
+        text, categorical and other non-number columns are categories; numbers,
+        integers and bools included, are numbers (split by thresholds), never
+        one-hot encoded unless named here.
+    test : {"ppi", "loco"}
+        The paper's PPI test, or the calibrated LOCO test.
+    folds : int
+        Cross-fitting parts of ``test="loco"``.
     na : {"raise", "drop"}
 
     Returns
@@ -435,36 +501,33 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     Categorical features: XGBoost native categoricals; one-hot columns for
     the other models (binary ones as 0/1). Continuous features as they are.
 
-    Calibration, measured: the B splits share rows, so the B pairs are not
-    independent and the p-values are over-dispersed under H0 (x independent
-    of everything, 200 rows, share below 0.05: 5-6% at B = 10 and 15-16% at
-    B = 30 with a decision tree, 21% at B = 30 with the default XGBoost).
-    And the knockoff is a marginal permutation: when x
-    depends on z the permuted rows leave the data's support and the risk
-    rises even if x and y are independent given z, so such nulls are
-    rejected far more often than alpha (80% for a grandparent of a
-    classification target with a fully grown tree, 45% with XGBoost).
+    Calibration, measured (``vignettes/ppi_calibration.py``: 200 nulls of
+    n = 500, tree, alpha = 0.05): the p-values are not calibrated. The B
+    splits share rows, so the B pairs are not independent (x independent of
+    everything: 7.5% at B = 10, 13.5% at B = 30, 26.5% at B = 100); and the
+    knockoff is a marginal permutation: when x depends on z the permuted rows
+    leave the data's support and the risk rises even if x and y are
+    independent given z (x = 0.7 z + noise, y from z: classification 18.5%,
+    32% and 46.5% at B = 10, 30, 100; regression 14%, 30.5%, 40.5%; a
+    categorical x 14.5%, 24%, 38%). Larger B makes it worse. ``test="loco"``
+    holds the level on the same data (at most 4.5%, Wilson upper bounds
+    <= 0.083).
     """
-    from ..data import as_dataset
+    v.check_choice("test", test, ("ppi", "loco"))
+    if test == "loco":
+        from .loco import loco_test
 
+        return loco_test(data, x, target, z, model=model, folds=folds, task=task, seed=seed,
+                         alpha=alpha, device=device, n_jobs=n_jobs, parallel=parallel,
+                         model_params=model_params, categorical=categorical, na=na)
     alpha = v.check_alpha(alpha)
     check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
-    ds = as_dataset(data, na=na)
-    ds.require_complete("ppi_test")
-    t = ds.index(target, "target")
-    if task == "auto":
-        ds = labels_as_classes(ds, t)
-    xs = ds.indices(x, "x")
-    if not xs:
-        raise ValueError("x must name at least one variable")
-    zs = ds.indices(z, "z")
-    if t in xs or t in zs:
-        raise ValueError(f"the target {ds.names[t]!r} cannot be in x or z")
-    if set(xs) & set(zs):
-        raise ValueError("x and z overlap; they must be disjoint")
+    seed = drawn_seed(seed)
+    ds, t, xs, zs = resolve_query(data, x, target, z, task, na, "ppi_test")
     engine = PPIEngine(ds, t, model=model, B=B, test_size=test_size, task=task, seed=seed,
                        device=device, n_jobs=n_jobs, parallel=parallel,
-                       model_params=model_params)
+                       model_params=model_params,
+                       categorical=feature_positions(ds, categorical, t))
     out = engine.test_many([xs], zs, speculate=False)
     (_, _, _, r, rp), = out
     table = _table(out)
@@ -472,7 +535,7 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     batch = CIBatch(query, (tuple(sorted(xs)),), t, tuple(sorted(zs)), as_matrix(table))
     return PPIResult(batch, risk=r, risk_permuted=rp, model=engine.model_label,
                      task=engine.task, device=engine.device, B=engine.B,
-                     test_size=engine.test_size)
+                     test_size=engine.test_size, seed=seed if isinstance(seed, int) else None)
 
 
 def _table(out) -> np.ndarray:
@@ -487,7 +550,45 @@ def _table(out) -> np.ndarray:
         calibration=np.where(nonzero <= _EXACT, EXACT, ASYMPTOTIC))
 
 
-class PPITest(CITest):
+class ModelTest(CITest):
+    """What the model-based tests share: any column kind, one engine per data set and
+    target (made on first use, same splits or folds for every test), a progress hook.
+    Subclasses set ``engine_class``, ``make_table`` and their settings."""
+
+    kind = "mixed"
+    joint_x = True
+    symmetric = False
+    extra_columns = ("increase",)
+    engine_class = None
+
+    def __init__(self, settings: dict, seed, categorical):
+        self.settings, self.seed, self.categorical = settings, seed, categorical
+        self._engines = {}
+        self.progress = None  # called with the number of feature sets an engine computed
+
+    def check(self, tester, columns) -> None:
+        """Any column kind is fine: the model takes continuous and discrete features."""
+
+    def engine(self, dataset, y: int):
+        """The engine for this data set and target (made on first use)."""
+        key = (id(dataset), int(y))
+        hit = self._engines.get(key)
+        if hit is None or hit[0] is not dataset:
+            seed = self.seed
+            if isinstance(seed, np.random.SeedSequence):
+                seed = np.random.default_rng(seed.spawn(1)[0])
+            cats = feature_positions(dataset, self.categorical, y)
+            engine = self.engine_class(dataset, y, seed=seed, categorical=cats, **self.settings)
+            engine.progress = self.progress
+            hit = (dataset, engine)
+            self._engines[key] = hit
+        return hit[1]
+
+    def batch(self, tester, xs, y, z):
+        return type(self).make_table(self.engine(tester.dataset, y).test_many(xs, z))
+
+
+class PPITest(ModelTest):
     """The PPI test as a :class:`~mbstat.ci.CITest`: ``CITester(data, PPITest(...))``.
 
     Accepts continuous, discrete and mixed data. ``statistic`` is Wilcoxon's
@@ -500,44 +601,56 @@ class PPITest(CITest):
     name = "ppi"
     method = METHOD
     statistic_name = "V"
-    kind = "mixed"
-    joint_x = True
-    symmetric = False
-    extra_columns = ("increase",)
+    engine_class = PPIEngine
 
     def __init__(self, model="xgboost", B=30, test_size=0.2, task="auto", seed=None, *,
-                 device="auto", n_jobs=1, parallel="auto", model_params=None):
+                 device="auto", n_jobs=1, parallel="auto", model_params=None,
+                 categorical=None):
         check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
-        self.settings = dict(model=model, B=B, test_size=test_size, task=task, device=device,
-                             n_jobs=n_jobs, parallel=parallel, model_params=model_params)
-        self.seed = seed
-        self._engines = {}
+        super().__init__(dict(model=model, B=B, test_size=test_size, task=task, device=device,
+                              n_jobs=n_jobs, parallel=parallel, model_params=model_params),
+                         seed, categorical)
 
-    def check(self, tester, columns) -> None:
-        """Any column kind is fine: the model takes continuous and discrete features."""
-
-    def engine(self, dataset, y: int) -> PPIEngine:
-        """The engine for this data set and target (made on first use)."""
-        key = (id(dataset), int(y))
-        hit = self._engines.get(key)
-        if hit is None or hit[0] is not dataset:
-            seed = self.seed
-            if isinstance(seed, np.random.SeedSequence):
-                seed = np.random.default_rng(seed.spawn(1)[0])
-            hit = (dataset, PPIEngine(dataset, y, seed=seed, **self.settings))
-            self._engines[key] = hit
-        return hit[1]
-
-    def batch(self, tester, xs, y, z):
-        return _table(self.engine(tester.dataset, y).test_many(xs, z))
+    @staticmethod
+    def make_table(out):
+        return _table(out)
 
 
 # ------------------------------------------------------------------ result
+#: What a result built on the paper's test says about its p-values.
+UNCALIBRATED = ("Note: the PPI test's p-values are not calibrated: the B splits share rows and "
+                "x is permuted\nmarginally, so true nulls are rejected far more often than "
+                "alpha (about 40% at alpha = 0.05\nwhen x depends on z; "
+                "vignettes/ppi_calibration.py). For inference use test='loco'.")
+
 _LOSSES = {"classification": "log-loss", "regression": "squared error"}
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class PPIResult(CIResult):
+class ModelResult(CIResult):
+    """What the model-based tests' results share: their own fields (after ``batch``) take
+    part in equality, array fields are read-only copies, and ``loss`` names the loss."""
+
+    def __post_init__(self):
+        for f in fields(self)[1:]:
+            if f.type == "np.ndarray":
+                arr = np.array(getattr(self, f.name), dtype=float)
+                arr.flags.writeable = False
+                object.__setattr__(self, f.name, arr)
+
+    def _values(self) -> tuple:
+        own = (getattr(self, f.name) for f in fields(self)[1:])
+        return (*super()._values(),
+                *(tuple(v.tolist()) if isinstance(v, np.ndarray) else v for v in own))
+
+    @property
+    def loss(self) -> str:
+        """The per-sample loss: "log-loss" or "squared error"."""
+        return _LOSSES.get(self.task, "loss")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PPIResult(ModelResult):
     """A predictive permutation independence (PPI) test, as a :class:`~mbstat.ci.CIResult`.
 
     ``statistic`` is the Wilcoxon signed-rank statistic V (sum of the ranks of
@@ -556,6 +669,10 @@ class PPIResult(CIResult):
     B : int
         Number of random train/test splits.
     test_size : float
+    seed : int or None
+        The seed used (drawn when none was given; None for a Generator).
+
+    The p-values are not calibrated (see :func:`ppi_test`); the printout says so.
     """
 
     risk: np.ndarray = field(default=None)
@@ -565,16 +682,7 @@ class PPIResult(CIResult):
     device: str = ""
     B: int = 0
     test_size: float = 0.2
-
-    def __post_init__(self):
-        for name in ("risk", "risk_permuted"):
-            arr = np.array(getattr(self, name), dtype=float)
-            arr.flags.writeable = False
-            object.__setattr__(self, name, arr)
-
-    def _values(self) -> tuple:
-        return (*super()._values(), self.model, self.task, self.device, self.B,
-                self.test_size, tuple(self.risk.tolist()), tuple(self.risk_permuted.tolist()))
+    seed: int | None = None
 
     def __repr__(self) -> str:
         return (f"{super().__repr__()[:-1]}, model={self.model!r}, task={self.task!r}, "
@@ -584,11 +692,6 @@ class PPIResult(CIResult):
     def risk_increase(self) -> np.ndarray:
         """Per-split increase of the risk when x is permuted."""
         return self.risk_permuted - self.risk
-
-    @property
-    def loss(self) -> str:
-        """The per-sample loss: "log-loss" or "squared error"."""
-        return _LOSSES.get(self.task, "loss")
 
     def __str__(self) -> str:
         cond = f" | {' + '.join(self.z)}" if self.z else ""
@@ -607,9 +710,11 @@ class PPIResult(CIResult):
             "alternative hypothesis: permuting x increases the risk "
             "(true location shift is greater than 0)",
             f"model: {self.model} on {self.device}; {plural(self.B, 'split')}, test size "
-            f"{self.test_size:g}; {self.loss}",
+            f"{self.test_size:g}; {self.loss}; seed {self.seed}",
             "sample estimates (mean over splits):",
             estimates,
+            "",
+            UNCALIBRATED,
         ]
         return "\n".join(lines) + "\n"
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..ci.base import format_pvalue
-from ..ci.ppi import PPIResult  # noqa: F401 (its home is mbstat.ci.ppi; importable here too)
+from ..ci.ppi import UNCALIBRATED, PPIResult  # noqa: F401 (PPIResult: importable here too)
 from .base import SIGNIF_LEGEND, SelectionResult, Summary, bh_adjust, plural, stars
 
 __all__ = ["PPIResult", "PPFSResult"]
@@ -20,7 +20,12 @@ class PPFSResult(SelectionResult):
 
     Extra attributes
     ----------------
-    alpha, B, K, test_size : the settings.
+    alpha, B, K, test_size, folds : the settings (B and test_size: PPI; folds: LOCO).
+    test : {"loco", "ppi"}
+        The test deciding the search: the calibrated LOCO test or the paper's PPI test.
+    seed : int or None
+        The seed used (drawn when none was given; None for a Generator):
+        ``ppfs(..., seed=result.seed)`` replays the run.
     model, task : str
     importance : DataFrame
         One row per candidate (index ``feature``), most important first:
@@ -55,6 +60,9 @@ class PPFSResult(SelectionResult):
     test_size: float = 0.2
     model: str = ""
     task: str = ""
+    test: str = "ppi"
+    folds: int = 5
+    seed: int | None = None
     importance: pd.DataFrame = field(default=None, repr=False)
     fold_blankets: tuple = ()
     frequency: pd.Series = field(default=None, repr=False)
@@ -107,9 +115,11 @@ class PPFSResult(SelectionResult):
             ("Data", f"{plural(self.n_rows, 'row')}, {plural(self.n_candidates, 'candidate')}; "
                      f"{self.task}"),
             ("Model", f"{self.model} on {self.device}"),
-            ("Tests", f"{plural(self.n_tests, 'PPI test')} ({plural(self.B, 'split')} each, "
-                      f"test size {self.test_size:g}, alpha = {self.alpha:g}), "
-                      f"{plural(self.n_fits, 'fit')}, {self.elapsed:.3g} s"),
+            ("Tests", f"{plural(self.n_tests, self._test_label)} ({self._test_settings}, "
+                      f"alpha = {self.alpha:g}), {plural(self.n_fits, 'fit')}, "
+                      f"{self.elapsed:.3g} s"),
+            ("Seed", "not recorded (a numpy Generator was given)" if self.seed is None
+             else f"{self.seed} (ppfs(..., seed={self.seed}) replays this run)"),
         ]
         zscores, frequency = self.zscores, self.frequency
         if self.aggregated:
@@ -141,13 +151,27 @@ class PPFSResult(SelectionResult):
             tables["Fold blankets (Eqs. 6-8):"] = folds
         rest = imp[~imp["selected"]]
         footer = [SIGNIF_LEGEND,
-                  "increase: mean rise of the test risk when the feature is permuted"]
+                  "increase: mean rise of the test risk when the feature is permuted"
+                  if self.test == "ppi" else
+                  "increase: mean reduction of the held-out loss when the feature is added"]
         if len(rest):
             dropped_grow = int(rest["shrink"].isna().sum())
             footer.append(f"{plural(len(rest), 'candidate')} left out: {dropped_grow} at growth "
                           f"(given the empty set), {len(rest) - dropped_grow} at shrink.")
+        if self.test == "ppi":
+            footer.append(UNCALIBRATED)
         return Summary("Markov blanket: predictive permutation feature selection (PPFS)",
                        header, tables, footer)
+
+    @property
+    def _test_label(self) -> str:
+        return "PPI test" if self.test == "ppi" else "LOCO test"
+
+    @property
+    def _test_settings(self) -> str:
+        if self.test == "ppi":
+            return f"{plural(self.B, 'split')} each, test size {self.test_size:g}"
+        return f"{plural(self.folds, 'fold')} each, cross-fitted"
 
     def plot(self, kind: str = "importance", ax=None):
         """Importance scores (``kind="importance"``) or fold membership (``"folds"``).
