@@ -198,8 +198,8 @@ def test_bad_input(kwargs, error, match):
 def test_ppfs_on_the_gpu():
     if not xgboost_cuda_available():
         pytest.skip("needs a CUDA build of XGBoost, CuPy and a GPU")
-    res = ppfs(regression_frame(1, n=2000), "y", test="ppi", B=10, K=0, model_params=SMALL_XGB, seed=1,
-               device="cuda")
+    res = ppfs(regression_frame(1, n=2000), "y", test="ppi", B=10, K=0, model_params=SMALL_XGB,
+               seed=1, device="cuda")
     assert res.device.startswith("cuda")
     assert set(res.selected) == {"x0", "x1", "x2"}
 

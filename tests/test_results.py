@@ -250,7 +250,8 @@ def test_counts_of_one_are_singular(asia):
     ws = mbstat.wfsdms(two, "dysp", cv=2, seed=0, ranking=fs)
     texts += [str(ws.summary())]
     assert "Best: the first 1 feature," in texts[-1] and "(all 1 feature:" in texts[-1]
-    pp = mbstat.ppfs(_regression(), "y", test="ppi", B=5, K=0, model="tree", candidates=["x0"], seed=0)
+    pp = mbstat.ppfs(_regression(), "y", test="ppi", B=5, K=0, model="tree", candidates=["x0"],
+                     seed=0)
     texts += [str(pp.summary())]
     assert "1 candidate;" in texts[-1] and "1 PPI test (5 splits each" in texts[-1]
     for text in texts:

@@ -27,7 +27,8 @@ from ..models import (TASKS, check_model, encode_features, infer_task, make_lear
 from .base import (ASYMPTOTIC, EXACT, CIBatch, CIResult, CITest, Query, _set_label, as_matrix,
                    format_pvalue, plural, results_table)
 
-__all__ = ["ModelResult", "ModelTest", "PPIEngine", "PPIResult", "PPITest", "ppi_test", "wilcoxon_greater"]
+__all__ = ["ModelResult", "ModelTest", "PPIEngine", "PPIResult", "PPITest", "ppi_test",
+           "wilcoxon_greater"]
 
 METHOD = "Predictive permutation independence test"
 PARALLEL = ("auto", "threads", "processes")
