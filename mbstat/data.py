@@ -3,6 +3,11 @@
 Every public function accepts a pandas DataFrame, a 2-D numpy array or an
 already encoded :class:`Dataset`; :func:`as_dataset` turns the first two into
 the third. Algorithms and CI tests only ever see a ``Dataset``.
+
+Missing cells are refused, dropped with their rows, or kept (``na="pairwise"``) as a
+mask for test-wise deletion. A Dask DataFrame (or a directory of Parquet files) becomes
+a :class:`PartitionedDataset`: the same levels and codes, the rows left in partitions on
+the cluster, where the CI tests count them (the ``dask`` extra).
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ import pandas as pd
 
 from ._validation import check_choice, check_int
 
-__all__ = ["Dataset", "as_dataset"]
+__all__ = ["Dataset", "PartitionedDataset", "as_dataset", "as_partitioned"]
 
 DISCRETE, CONTINUOUS = "discrete", "continuous"
 
