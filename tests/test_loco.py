@@ -114,7 +114,9 @@ def test_joint_x_categorical_features_and_a_model_that_ignores_x():
     y = (pd.Series(colour).map({"red": 1.0, "green": -1.0, "blue": 0.0}) + u
          + 0.5 * rng.normal(size=n) > 0).astype(int)
     df = pd.DataFrame({"colour": colour, "u": u, "w": rng.normal(size=n), "y": y})
-    assert loco_test(df, "colour", "y", ["u"], seed=0).pvalue < 1e-3
+    one = loco_test(df, "colour", "y", ["u"], seed=0)
+    assert one.pvalue < 1e-3
+    assert loco_test(df, "colour", "y", ["u"], seed=0, n_jobs=2) == one  # threads: same
     assert loco_test(df, ["colour", "w"], "y", ["u"], seed=0).pvalue < 1e-3
     df["const"] = 1.0
     res = loco_test(df, "const", "y", ["u"], seed=0)  # the same trees with and without x

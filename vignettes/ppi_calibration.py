@@ -159,7 +159,7 @@ def plot(table: pd.DataFrame, path: str):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Level and power of PPI and LOCO")
-    parser.add_argument("--quick", action="store_true", help="10 nulls, 5 alternatives, "
+    parser.add_argument("--quick", action="store_true", help="5 nulls, 3 alternatives, "
                         "PPI at B = 10 only, one worker")
     parser.add_argument("--nulls", type=int, default=200)
     parser.add_argument("--alternatives", type=int, default=100)
@@ -170,7 +170,7 @@ def main(argv=None):
     os.makedirs(out, exist_ok=True)
     tests = list(TESTS)
     if args.quick:
-        args.nulls, args.alternatives, args.jobs = 10, 5, 1
+        args.nulls, args.alternatives, args.jobs = 5, 3, 1
         tests = ["PPI tree, B = 10", "LOCO xgboost", "LOCO linear"]
     start = time.perf_counter()
     table = run(args.nulls, args.alternatives, tests, args.jobs)
