@@ -865,7 +865,7 @@ def _scan_partition(frame: pd.DataFrame, declared, na) -> dict:
             continue
         if isinstance(col.dtype, pd.CategoricalDtype):
             observed = observed.astype(object)
-        codes, lv, kind = _encode_observed(str(j), observed, None)
+        codes, lv, kind = _encode_observed(str(col.name), observed, None)
         if kind == CONTINUOUS:
             kinds.append(CONTINUOUS)
             levels.append([])
