@@ -91,6 +91,15 @@ def test_level_under_mcar_nulls():
     hits = int((batch.pvalue <= 0.05).sum())
     lo, hi = proportion_confint(hits, k, alpha=0.01, method="wilson")
     assert lo <= 0.05 <= hi, hits
+    # fisher_z: Gaussian candidates independent of y given z (z drives y)
+    values = rng.normal(size=(n, k + 2))
+    values[:, k] += values[:, k + 1]
+    gauss = blank(pd.DataFrame(values, columns=data.columns), seed=9)
+    batch = ci_test_batch(gauss, [f"x{i}" for i in range(k)], "y", ["z"], test="fisher_z",
+                          na="pairwise")
+    hits = int((batch.pvalue <= 0.05).sum())
+    lo, hi = proportion_confint(hits, k, alpha=0.01, method="wilson")
+    assert lo <= 0.05 <= hi and batch.n.min() < batch.n.max() < n, hits
 
 
 def test_data_without_missing_values_is_unchanged(alarm):
