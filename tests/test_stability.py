@@ -232,7 +232,7 @@ def test_arc_strengths_against_the_per_target_runs():
     assert row["to_in_from"] == lung_in_tub.mean()
     assert row["strength"] == (tub_in_lung & lung_in_tub).mean()
     assert row["either"] == (tub_in_lung | lung_in_tub).mean()
-    assert len(table) == 8 * 7 // 2
+    assert len(table) == 8 * 7 // 2 and table.index.name == "pair"
     assert (table["strength"] <= table[["from_in_to", "to_in_from"]].min(axis=1)).all()
     assert arcs.matrix.loc["lung", "tub"] == tub_in_lung.mean()
     assert (arcs.averaged(0.5)["strength"] >= 0.5).all()

@@ -270,7 +270,8 @@ class ArcStrengths:
     elapsed : float
         Wall-clock seconds.
     strength : DataFrame
-        One row per pair of learned targets (``from`` before ``to`` in the data's order):
+        One row per pair of learned targets (index ``pair``, 1, 2, ...; ``from`` before
+        ``to`` in the data's order):
         ``strength`` the fraction of resamples with both ``from`` in MB(``to``) and ``to``
         in MB(``from``) (the AND rule), ``either`` with at least one (the OR rule), and
         ``from_in_to``, ``to_in_from`` each direction; ``full`` whether the full-data runs
@@ -398,8 +399,10 @@ def strength_table(results) -> pd.DataFrame:
             rows.append((a, b, float(np.mean(ab & ba)), float(np.mean(ab | ba)),
                          float(np.mean(ab)), float(np.mean(ba)),
                          b in full_a and a in set(results[b].full.selected)))
-    return pd.DataFrame(rows, columns=["from", "to", "strength", "either", "from_in_to",
-                                       "to_in_from", "full"])
+    frame = pd.DataFrame(rows, columns=["from", "to", "strength", "either", "from_in_to",
+                                        "to_in_from", "full"])
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="pair")
+    return frame
 
 
 def is_mb_result(result) -> bool:
