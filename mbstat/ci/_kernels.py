@@ -900,13 +900,57 @@ def masked_statistics(codes, miss, subsets, cards, base, rz, rxm, ry):  # pragma
 
 
 @njit(cache=True, nogil=True)
+def declared_base(codes, miss, cards, yi, zcols, rxm, ry):  # pragma: no cover - compiled
+    """The (z, y) cell offset of each row over the declared strata of the columns ``zcols``
+    (mixed radix, first slowest), -1 where y or a column of z is missing."""
+    n = codes.shape[1]
+    base = np.zeros(n, np.int64)
+    for j in range(zcols.shape[0]):  # column by column: vectorizes
+        card = cards[zcols[j]]
+        col = codes[zcols[j]]
+        for r in range(n):
+            base[r] = base[r] * card + col[r]
+    width = rxm * ry
+    yc = codes[yi]
+    for r in range(n):
+        base[r] = base[r] * width + yc[r]
+    if miss.shape[0] > 0:
+        for r in range(n):
+            lost = miss[yi, r]
+            for j in range(zcols.shape[0]):
+                lost |= miss[zcols[j], r]
+            if lost:
+                base[r] = -1
+    return base
+
+
+@njit(cache=True, nogil=True)
 def count_tables(codes, miss, subsets, cards, base, cells, ry):  # pragma: no cover - compiled
     """The tables (k, cells) of :func:`masked_statistics`, counted but not scored (a
-    partition's share, summed over the partitions by the caller)."""
-    k = subsets.shape[0]
+    partition's share, summed over the partitions by the caller). Single columns of
+    complete rows go through :func:`_scatter` (four counter copies), as in memory."""
+    k, s = subsets.shape
+    n = base.shape[0]
     tables = np.zeros((k, cells), np.int64)
+    complete = miss.shape[0] == 0 and s == 1
+    for r in range(n if complete else 0):
+        if base[r] < 0:
+            complete = False
+            break
+    if not complete:
+        for i in range(k):
+            _count_rows(tables[i], codes, miss, subsets[i], cards, base, ry)
+        return tables
+    four = 4 * cells <= n
+    counts = np.zeros(4 * cells if four else cells, np.uint32)
     for i in range(k):
-        _count_rows(tables[i], codes, miss, subsets[i], cards, base, ry)
+        counts[:] = 0
+        _scatter(counts, base, codes[subsets[i, 0]], ry, cells, four)
+        for c in range(cells):
+            tables[i, c] = counts[c]
+            if four:
+                tables[i, c] += (counts[cells + c] + counts[2 * cells + c]
+                                 + counts[3 * cells + c])
     return tables
 
 

@@ -411,15 +411,9 @@ PARTITION_DENSE_CELLS = 1 << 22
 
 def _declared_base(codes, miss, cards, yi, z, rxm, ry):
     """:func:`cell_base` over the declared strata (mixed radix, first z slowest): the same
-    strata in every partition."""
-    base = np.zeros(codes.shape[1], dtype=np.int64)
-    for j in z:
-        base = base * int(cards[j]) + codes[j]
-    base = (base * rxm) * ry + codes[yi]
-    if miss.shape[0]:
-        lost = miss[yi] if not len(z) else miss[yi] | miss[list(z)].any(axis=0)
-        base[lost] = -1
-    return base
+    strata in every partition (compiled: :func:`~mbstat.ci._kernels.declared_base`)."""
+    return _kernels().declared_base(codes, miss, cards, int(yi),
+                                    np.asarray(z, dtype=np.int64).reshape(-1), rxm, ry)
 
 
 def _partition_cells(part, subsets, cards, yi, z, rxm, ry, dense):
