@@ -247,7 +247,7 @@ def test_integer_columns_are_numbers_unless_named_categorical():
         mbstat.ppfs(df, "y", K=0, seed=0, categorical=["nope"])
 
 
-def test_ppfs_scikit_learn_style(alarm_run):
+def test_ppfs_scikit_learn_style():
     df = issue_data(8, n=400, effect=2.0)
     X, y = df[["x", "z"]], df["y"]
     series = mbstat.ppfs(X, y, K=0, model=LOGIT, seed=1)

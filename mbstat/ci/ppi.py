@@ -621,7 +621,7 @@ class PPITest(ModelTest):
 #: What a result built on the paper's test says about its p-values.
 UNCALIBRATED = ("Note: the PPI test's p-values are not calibrated: the B splits share rows and "
                 "x is permuted\nmarginally, so true nulls are rejected far more often than "
-                "alpha (about 40% at alpha = 0.05\nwhen x depends on z; "
+                "alpha (24-47% at alpha = 0.05,\nB = 30-100, when x depends on z; "
                 "vignettes/ppi_calibration.py). For inference use test='loco'.")
 
 _LOSSES = {"classification": "log-loss", "regression": "squared error"}
