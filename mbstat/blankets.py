@@ -16,12 +16,13 @@ from ._frozen import FrozenMapping
 from ._validation import check_n_jobs
 from .data import as_dataset
 from .results.base import Summary, plural
+from .results.stability import ByTarget
 
 __all__ = ["BlanketCollection", "blankets"]
 
 
 @dataclass(frozen=True)
-class BlanketCollection:
+class BlanketCollection(ByTarget):
     """The blankets of several targets, learned by one method.
 
     Attributes
@@ -44,15 +45,6 @@ class BlanketCollection:
         mean = sum(sizes) / len(sizes) if sizes else 0.0
         return (f"<BlanketCollection {self.method}: {plural(len(sizes), 'target')}, mean "
                 f"blanket size {mean:.2f}, {plural(self.n_tests, 'test')}>")
-
-    def __getitem__(self, target):
-        return self.results[target]
-
-    def __iter__(self):
-        return iter(self.results)
-
-    def __len__(self) -> int:
-        return len(self.results)
 
     @property
     def n_tests(self) -> int:

@@ -17,7 +17,7 @@ from .._frozen import FrozenMapping, fields_equal
 from ..ci.base import plural
 from .base import MBResult, SelectionResult, Summary
 
-__all__ = ["StabilityResult", "ArcStrengths", "wilson_interval", "resample_rows", "mb_threshold",
+__all__ = ["StabilityResult", "ArcStrengths", "ByTarget", "wilson_interval", "resample_rows", "mb_threshold",
            "mb_bound", "Z95"]
 
 #: The 97.5% standard normal quantile (a two-sided 95% interval).
@@ -258,8 +258,22 @@ class StabilityResult(SelectionResult):
                                       f"{self.resample}s")
 
 
+class ByTarget:
+    """Read access by target to a collection's ``results`` mapping (``coll[target]``,
+    iteration over the targets, ``len``)."""
+
+    def __getitem__(self, target):
+        return self.results[target]
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+
 @dataclass(frozen=True, eq=False)
-class ArcStrengths:
+class ArcStrengths(ByTarget):
     """Inclusion frequencies of many targets over the same R resamples, and the strength of
     each pair as bnlearn's ``boot.strength`` reports arcs.
 
@@ -304,15 +318,6 @@ class ArcStrengths:
                 f"R = {first.R} {first.resample}s, "
                 f"{plural(int((self.strength['strength'] >= 0.5).sum()), 'pair')} "
                 "with strength >= 0.5>")
-
-    def __getitem__(self, target):
-        return self.results[target]
-
-    def __iter__(self):
-        return iter(self.results)
-
-    def __len__(self) -> int:
-        return len(self.results)
 
     @property
     def matrix(self) -> pd.DataFrame:
