@@ -192,6 +192,20 @@ def test_spearman_is_fisher_z_on_ranks_with_fiellers_variance():
     assert r1.pvalue == pytest.approx(2 * stats.norm.sf(abs(r1.statistic)), rel=1e-9)
 
 
+def test_normal_scores_is_fisher_z_on_van_der_waerden_scores():
+    rng = np.random.default_rng(6)
+    n = 250
+    z = rng.normal(size=n)
+    df = pd.DataFrame({"z": np.exp(z), "x": (z + rng.normal(size=n)) ** 3,
+                       "y": z + 0.3 * rng.normal(size=n)})
+    scores = pd.DataFrame(stats.norm.ppf(df.rank() / (n + 1)), columns=df.columns)
+    D = np.column_stack([np.ones(n), scores.z])
+    ex, ey = (scores[c] - D @ np.linalg.lstsq(D, scores[c], rcond=None)[0] for c in "xy")
+    rho = np.corrcoef(ex, ey)[0, 1]
+    r = ci_test(df, "x", "y", ["z"], test="normal-scores")
+    assert r.statistic == pytest.approx(np.sqrt(n - 4) * np.arctanh(rho), rel=1e-9)
+
+
 def test_hbe_is_exact_for_equal_weights_and_rcot_is_reproducible():
     x = np.array([0.5, 3.0, 12.0, 40.0])
     p, log_p = hbe_sf_logsf(np.ones((4, 7)), x)
@@ -248,6 +262,9 @@ def _null_blocks(kind, k, n, seed):
             cols[f"x{i}"] = zc + rng.normal(size=n)
             cols[f"y{i}"] = pd.Categorical((rng.random(n) < 1 / (1 + np.exp(-zc - zd)))
                                            .astype(int))
+        elif kind == "normal-scores":  # a Gaussian copula, monotone transformations
+            cols[f"x{i}"] = np.exp(zc + rng.normal(size=n))
+            cols[f"y{i}"] = (zc + rng.normal(size=n)) ** 3
         else:  # heavy tails, y independent of (x, z)
             cols[f"x{i}"] = zc + rng.standard_t(3, n)
             cols[f"y{i}"] = rng.standard_t(3, n)
@@ -256,7 +273,7 @@ def _null_blocks(kind, k, n, seed):
     return pd.DataFrame(cols)
 
 
-@pytest.mark.parametrize("test", ["mi-cg", "reg-lr", "spearman", "rcot"])
+@pytest.mark.parametrize("test", ["mi-cg", "reg-lr", "spearman", "normal-scores", "rcot"])
 def test_level_at_n200(test):
     """200 null data sets at n = 200: the Wilson 95% interval of the rejection rate at 0.05
     must cover 0.05 (the full table, 500 nulls at n = 200 and 2,000 with power, is in
@@ -264,7 +281,7 @@ def test_level_at_n200(test):
     k = 200
     df = _null_blocks(test, k, 200, seed=19)
     tester = CITester(df, test)
-    z = (lambda i: [f"zc{i}"]) if test in ("spearman", "rcot") else \
+    z = (lambda i: [f"zc{i}"]) if test in ("spearman", "normal-scores", "rcot") else \
         (lambda i: [f"zc{i}", f"zd{i}"])
     with threadpool_limits(1):  # many small factorizations: one BLAS thread is faster
         p = np.array([tester.test(f"x{i}", f"y{i}", z(i)).pvalue for i in range(k)])

@@ -6,7 +6,7 @@
 # default) at n = 200 and 2,000, with Wilson 95% intervals (statsmodels
 # ``proportion_confint``), and the power on a matching alternative:
 #
-# Continuous scenarios run fisher_z, spearman and rcot (mi-cg and reg-lr reduce to
+# Continuous scenarios run fisher_z, spearman, normal-scores and rcot (mi-cg and reg-lr reduce to
 # Fisher's test's likelihood ratio there); mixed ones mi-cg and reg-lr.
 #
 # * **gaussian**: z ~ N(0, 1), x = z + e, y = z + e (Gaussian e); alternative y += 0.15 x;
@@ -47,7 +47,7 @@ from mbstat.ci import CITester
 from mbstat.datasets import make_mixed_network
 
 ALPHA = 0.05
-CONTINUOUS = ["fisher_z", "spearman", "rcot"]
+CONTINUOUS = ["fisher_z", "spearman", "normal-scores", "rcot"]
 MIXED = ["mi-cg", "reg-lr"]
 
 
@@ -67,6 +67,8 @@ def parse_args(argv=None):
     parser.add_argument("--scenarios", default=None,
                         help="part 1: comma-separated positions of the scenarios to run "
                              "(default all: 0-5)")
+    parser.add_argument("--tests", default=None,
+                        help="part 1: comma-separated tests to run (default all that apply)")
     return parser.parse_args(argv)
 
 
@@ -231,12 +233,18 @@ def main(argv=None):
             t0 = time.perf_counter()
             chosen = SCENARIOS if args.scenarios is None else [
                 SCENARIOS[int(i)] for i in args.scenarios.split(",")]
+            if args.tests is not None:
+                keep = args.tests.split(",")
+                chosen = [(name, make, [t for t in tests if t in keep])
+                          for name, make, tests in chosen]
+                chosen = [c for c in chosen if c[2]]
             levels = level_table(sizes, reps, args.seed, chosen)
             print(f"Rejection rates at alpha = {ALPHA} over {reps} data sets per cell "
                   f"(Wilson 95% intervals); 'holds': the interval reaches down to {ALPHA}")
             print(levels.to_string(float_format=lambda v: f"{v:.2f}"))
             print(f"({time.perf_counter() - t0:.0f} s)\n", flush=True)
             tag = "" if args.scenarios is None else "_" + args.scenarios.replace(",", "")
+            tag += "" if args.tests is None else "_" + args.tests.replace(",", "_")
             levels.to_csv(out / f"mixed_tests_levels{tag}.csv")
         if args.part in ("all", "blankets"):
             t0 = time.perf_counter()

@@ -15,7 +15,7 @@ from .oracle import DSeparationOracle
 from .regression import RegressionLR
 from .loco import LOCOTest
 from .ppi import PPITest
-from .rank import Spearman
+from .rank import NormalScores, Spearman
 
 __all__ = ["TESTS", "choose_test", "make_test", "tests_table"]
 
@@ -83,6 +83,9 @@ TESTS = MappingProxyType({
                          "Spearman's rank partial correlation: Fisher's z on ranks, variance "
                          "1.06 / (n - |z| - 3) (monotone relations)",
                          {"calibration": "asymptotic"}),
+    "normal-scores": TestSpec(NormalScores, {}, _MODEL_PERMUTED, "continuous",
+                              "normal-scores (nonparanormal) partial correlation: Fisher's z "
+                              "on van der Waerden scores", {"calibration": "asymptotic"}),
     "rcot": TestSpec(RCoT, {}, ("num_f", "num_f2", "calibration", "B", "seed"), "continuous",
                      "randomized conditional correlation test (Strobl et al. 2019): random "
                      "Fourier features, Hall-Buckley-Eagleson null; non-linear relations, "
@@ -124,7 +127,10 @@ ASSUMPTIONS = {
     "mc-g2": "exchangeability of x within the strata of z (exact up to Monte Carlo error)",
     "mc-x2": "exchangeability of x within the strata of z (exact up to Monte Carlo error)",
     "fisher_z": "linear relations, Gaussian (or light-tailed) data; n > |z| + 3",
-    "spearman": "monotone relations; ranks of x and y linear in the ranks of z given z",
+    "spearman": "monotone relations; ranks of x and y linear in the ranks of z (exact for "
+                "an empty z only: liberal as n grows otherwise)",
+    "normal-scores": "a Gaussian copula (monotone transformations of jointly Gaussian "
+                     "variables); few ties",
     "rcot": "numeric data; z's random features absorb E[f(x)|z] and E[f(y)|z]; large n",
     "mi-cg": "Gaussian, linear continuous variables within the strata of the discrete ones; "
              "many rows per stratum and coefficient",
