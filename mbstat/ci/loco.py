@@ -366,11 +366,7 @@ class LOCOResult(ModelResult):
 
     loss_z: np.ndarray = field(default=None)
     loss_xz: np.ndarray = field(default=None)
-    model: str = ""
-    task: str = ""
-    device: str = ""
     folds: int = 5
-    seed: int | None = None
 
     def __repr__(self) -> str:
         return (f"{super().__repr__()[:-1]}, model={self.model!r}, task={self.task!r}, "

@@ -629,8 +629,14 @@ _LOSSES = {"classification": "log-loss", "regression": "squared error"}
 
 @dataclass(frozen=True, eq=False, repr=False)
 class ModelResult(CIResult):
-    """What the model-based tests' results share: their own fields (after ``batch``) take
-    part in equality, array fields are read-only copies, and ``loss`` names the loss."""
+    """What the model-based tests' results share: the model, task, device and seed; their
+    own fields (after ``batch``) take part in equality, array fields are read-only copies,
+    and ``loss`` names the loss."""
+
+    model: str = ""
+    task: str = ""
+    device: str = ""
+    seed: int | None = None
 
     def __post_init__(self):
         for f in fields(self)[1:]:
@@ -678,12 +684,8 @@ class PPIResult(ModelResult):
 
     risk: np.ndarray = field(default=None)
     risk_permuted: np.ndarray = field(default=None)
-    model: str = ""
-    task: str = ""
-    device: str = ""
     B: int = 0
     test_size: float = 0.2
-    seed: int | None = None
 
     def __repr__(self) -> str:
         return (f"{super().__repr__()[:-1]}, model={self.model!r}, task={self.task!r}, "
