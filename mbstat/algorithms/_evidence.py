@@ -70,6 +70,10 @@ class Ledger:
         self._entries[feature] = Decision("exclude", phase, result, strength, float(criterion),
                                           skipped)
 
+    def kept(self) -> list:
+        """The features whose decision in force is "keep", in the order first decided."""
+        return [f for f, d in self._entries.items() if d.decision == "keep"]
+
     def __contains__(self, feature) -> bool:
         return feature in self._entries
 

@@ -161,7 +161,7 @@ INTER_IAMB = Learner("inter_iamb", "ci", "interleaved incremental association (I
 @IAMB.front_end
 def iamb(data, target, test="auto", alpha=0.05, *, start=None, backend=None, candidates=None,
          whitelist=None, blacklist=None, max_sx=None, discretize=None, na="raise",
-         **test_args) -> MBResult:
+         progress=None, **test_args) -> MBResult:
     """Incremental Association Markov Blanket (IAMB).
 
     Forward phase: repeatedly test every remaining candidate against the
@@ -196,6 +196,11 @@ def iamb(data, target, test="auto", alpha=0.05, *, start=None, backend=None, can
         the growth stops once the blanket has more than ``max_sx`` members.
     discretize : int, optional
         Bin continuous columns into this many equal-frequency bins.
+    progress : bool or None
+        A progress bar (tqdm) of the tests performed: True shows it, False never;
+        None (default) shows it once the run has taken 10 seconds. Every CI learner
+        does the same, and on KeyboardInterrupt (Ctrl-C) returns what its search had
+        kept so far, marked incomplete (``complete=False``) with a note.
     **test_args
         Arguments of the test (e.g. ``B``, ``seed``, ``dag``).
 
@@ -211,7 +216,7 @@ def iamb(data, target, test="auto", alpha=0.05, *, start=None, backend=None, can
 @INTER_IAMB.front_end
 def inter_iamb(data, target, test="auto", alpha=0.05, *, start=None, backend=None,
                candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None,
-               na="raise", **test_args) -> MBResult:
+               na="raise", progress=None, **test_args) -> MBResult:
     """Interleaved IAMB: a backward pass after every addition.
 
     Same arguments as :func:`iamb`. The search stops when an addition is

@@ -17,6 +17,11 @@ or as a Series / 1-D array aligned with the data, check the arguments, build the
 tester, time the search, write the call line, and assemble the result with the evidence
 the search decided on. Model-based and ranking learners (kinds "model" and "ranking")
 take the same target handling and run their own body.
+
+Every CI learner also takes ``progress`` (declared in its signature or not): a tqdm bar of
+the tests performed, shown at once (True), never (False) or once the run has taken 10 s
+(None, the default); and a KeyboardInterrupt (Ctrl-C) during its search returns the
+partial result, marked incomplete, from the decisions recorded so far (:func:`_search`).
 """
 from __future__ import annotations
 
@@ -207,7 +212,11 @@ def learn(row: Learner, args: dict, declared=None):
     if row.kind != "ci":
         return declared(data, target, **args)
     common = {k: args.pop(k, None) for k in CI_ARGUMENTS}
-    test_args = args.pop("test_args", None) or {}
+    test_args = dict(args.pop("test_args", None) or {})
+    # progress: the front end's bar over the tests (every CI learner takes it, declared or
+    # not), unless the learner draws its own (gs_m, rgs)
+    progress = (False if _own_progress(row) else
+                args.pop("progress", test_args.pop("progress", None)))
     own = row.check(**args) if row.check is not None else args
     alpha = check_alpha(common["alpha"])
     common["na"] = common["na"] or "raise"
@@ -232,7 +241,7 @@ def learn(row: Learner, args: dict, declared=None):
         warnings.warn(message, UserWarning, stacklevel=3)
         found, note = Found([], notes=(f"Note: {message}.",)), "constant target"
     else:
-        found, note = row.search(run, **own), "not tested"
+        found, note = _search(row, run, own, progress)
         _honour_hard_priors(run, found, blacklist)
     tests = tester.log
     _check_max_sx(tests, max_sx)
@@ -273,6 +282,37 @@ def learn(row: Learner, args: dict, declared=None):
         notes=tuple(found.notes) + ((f"Note: {tester.test_reason}.",) if tester.test_reason
                                     else ()),
     )
+
+
+def _own_progress(row: Learner) -> bool:
+    """Whether the learner's own arguments include ``progress`` (it draws its own bar)."""
+    return row.check is not None and "progress" in inspect.signature(row.check).parameters
+
+
+def _search(row: Learner, run: Run, own: dict, progress):
+    """Run the search with a progress bar over the tests performed (``progress``: True,
+    None: once the run has taken :data:`~mbstat._progress.AUTO_DELAY` seconds, False) and
+    turn a KeyboardInterrupt into a partial result: the members the search had kept when it
+    was interrupted (the ledger's decisions in force), marked incomplete, with a note.
+    Returns (Found, the evidence note of candidates never decided)."""
+    from .._progress import progress_bar
+
+    bar = progress_bar(progress, desc=f"{row.name}: blanket of {run.target}", unit=" tests")
+    run.tester.bar = bar
+    try:
+        return row.search(run, **own), "not tested"
+    except KeyboardInterrupt:
+        tester = run.tester
+        phase = tester._log[-1][-1] if tester._log else ""
+        kept = run.ledger.kept()
+        note = (f"Note: interrupted (KeyboardInterrupt) after {tester.n_tests} tests"
+                f"{f' in phase {phase!r}' if phase else ''}: the blanket is what the search "
+                "had kept so far, and candidates it had not decided on are shown as not "
+                "reached.")
+        return Found(kept, complete=False, notes=(note,)), "not reached: interrupted"
+    finally:
+        run.tester.bar = None
+        bar.close()
 
 
 def _names(ds, variables, param: str, target: str, candidates) -> tuple:

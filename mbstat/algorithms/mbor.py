@@ -90,8 +90,9 @@ def _pc_superset(tester, target, candidates, trace):
     dsep = {}
     batch = tester.test_many(candidates, target, (), phase="pcs")
     pcs = []
+    independent = batch.independent  # one decision per candidate, computed once
     for i, x in enumerate(candidates):
-        if batch.independent[i]:
+        if independent[i]:
             dsep[x] = ()
             trace.append(("pcs", "remove", x, batch[i]))
         else:
@@ -352,7 +353,7 @@ MB_TO_PC = Learner("mb_to_pc", "ci", "parents and children from a Markov blanket
 @MBOR.front_end
 def mbor(data, target, test="auto", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
          backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
-         discretize=None, na="raise", **test_args) -> MBResult:
+         discretize=None, na="raise", progress=None, **test_args) -> MBResult:
     """Markov boundary search using the OR condition (MBOR, Algorithm 1).
 
     Phase I builds a superset MBS = PCS u SPS with conditioning sets of at
@@ -383,7 +384,7 @@ def mbor(data, target, test="auto", alpha=0.05, *, correct_mb=inter_iamb, max_k=
         and a note in ``result.notes`` say so. An integer searches exactly up
         to that size, whatever the cost (pyCausalFS uses 3; with the oracle,
         max_k=3 misses separating sets on dense DAG nodes).
-    backend, candidates, whitelist, blacklist, discretize, na, **test_args
+    backend, candidates, whitelist, blacklist, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb`.
     max_sx : int, optional
         The largest conditioning set of any test (bnlearn's ``max.sx``), at
@@ -479,7 +480,7 @@ def sp_superset(data, target, pcs=None, dsep=None, test="auto", alpha=0.05, *, b
 @MB_TO_PC.front_end
 def mb_to_pc(data, target, test="auto", alpha=0.05, *, correct_mb=inter_iamb, max_k=None,
              backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
-             discretize=None, na="raise", **test_args) -> MBResult:
+             discretize=None, na="raise", progress=None, **test_args) -> MBResult:
     """MBtoPC (MBOR's Algorithm 4): parents and children from a Markov blanket.
 
     Runs ``correct_mb`` (Inter-IAMB by default), then removes each member X

@@ -495,8 +495,12 @@ class CITester:
         self.xp = self.backend.xp
         self._codes_t = None
         self._strata = {}
-        self._cache = {}
-        self._log = []
+        self._pairs = {}  # zkey -> _PairIndex: tests of one x, by a code of (x, y)
+        self._joint = {}  # (x key, y, zkey) -> row: tests of a set of variables
+        self._values = None  # the results of every test performed, in order (rows)
+        self._log = []  # per batch: (x positions or keys, y, zkey, first row, phase)
+        #: A progress bar (``update(k)`` per batch of k tests performed), or None.
+        self.bar = None
         self.n_tests = 0
         self.n_cache_hits = 0
         self.elapsed = 0.0
@@ -515,6 +519,7 @@ class CITester:
         self._dtype = table_dtype(tuple(self.test_obj.extra_columns)
                                   + (("n",) if self.rows_column else ()))
         self._width = len(self._dtype.names)
+        self._values = np.empty((0, self._width))
         test = self.test_obj
         self.query = Query(test.name, test.method, test.statistic_name, self.alpha,
                            self.dataset.n_rows, self.dataset.names, self._dtype.names,
@@ -617,8 +622,10 @@ class CITester:
         batch (and logged). Returns the keys, y, z positions and the results as a float
         matrix (k, columns) of the test's table (:func:`as_matrix`).
 
-        The cache holds each test as a list of Python floats, so that a batch of hits and
-        fresh results is assembled by one ``np.array`` call.
+        Storage is compact, for millions of tests: the results are rows of one float
+        matrix; a test of one x is found by an integer code of (x, y) among the tests
+        given the same z (:class:`_PairIndex`, sorted arrays searched in one call per
+        batch), a test of a set of variables by its key in a dict.
         """
         t0 = perf_counter()
         yi = self._var(y, "y")
@@ -629,31 +636,70 @@ class CITester:
         members = {j for xk in xkeys for j in xk}
         if yi in members or not members.isdisjoint(zkey):
             self._overlap(xkeys, yi, zkey)
-        if self.test_obj.symmetric:  # a test of y against x is the same test
-            keys = [((xk[0], yi, zkey) if xk[0] < yi else (yi, xk[0], zkey)) if len(xk) == 1
-                    else (xk, yi, zkey) for xk in xkeys]
-        else:
-            keys = [(xk, yi, zkey) for xk in xkeys]
-        rows = list(map(self._cache.get, keys))
-        todo_pos = [i for i, row in enumerate(rows) if row is None]
+        single = all(len(xk) == 1 for xk in xkeys)
+        one = (np.arange(len(xkeys)) if single else
+               np.array([i for i, xk in enumerate(xkeys) if len(xk) == 1], dtype=np.int64))
+        xpos = np.fromiter((xkeys[i][0] for i in one.tolist()), dtype=np.int64, count=len(one))
+        codes = self._pair_codes(xpos, yi)
+        index = self._pairs.get(zkey)
+        rows = np.full(len(xkeys), -1, dtype=np.int64)
+        if index is not None:
+            rows[one] = index.find(codes)
+        if not single:
+            joint = [i for i, xk in enumerate(xkeys) if len(xk) > 1]
+            rows[joint] = [self._joint.get((xkeys[i], yi, zkey), -1) for i in joint]
+        todo_pos = np.flatnonzero(rows < 0)
         self.n_cache_hits += len(rows) - len(todo_pos)
-        if todo_pos:
-            todo = [xkeys[i] for i in todo_pos]
+        if len(todo_pos):
+            todo = [xkeys[i] for i in todo_pos.tolist()]
             if self._check_needed:
                 self.test_obj.check(self, [yi, *zkey, *{j for xk in todo for j in xk}])
             fresh = as_matrix(self.test_obj.batch(self, todo, yi, zkey))
             if fresh.shape != (len(todo), self._width):
                 raise ValueError(f"test {self.test_name!r} returned a table of shape "
                                  f"{fresh.shape}; expected ({len(todo)}, {self._width})")
-            self._record(todo, [keys[i] for i in todo_pos], yi, zkey, fresh, phase)
+            new = self._store(fresh)
+            if single:
+                self._pairs.setdefault(zkey, _PairIndex()).add(codes[todo_pos], new)
+                self._log.append((xpos[todo_pos].astype(np.int32), yi, zkey, new[0], phase))
+            else:
+                fresh_one = np.array([len(xk) == 1 for xk in todo])
+                if fresh_one.any():
+                    where = np.searchsorted(one, todo_pos[fresh_one])  # their place in one
+                    self._pairs.setdefault(zkey, _PairIndex()).add(codes[where],
+                                                                   new[fresh_one])
+                self._joint.update(((xk, yi, zkey), int(r)) for xk, r in zip(todo, new)
+                                   if len(xk) > 1)
+                self._log.append((todo, yi, zkey, new[0], phase))
+            self.n_tests += len(todo)
+            if self.bar is not None:
+                self.bar.update(len(todo))
+                self.bar.set_postfix_str(phase, refresh=False)
             if len(todo_pos) == len(rows):
                 self.elapsed += perf_counter() - t0
                 return xkeys, yi, zkey, fresh
-            for i, row in zip(todo_pos, fresh.tolist()):
-                rows[i] = row
-        table = np.array(rows, dtype=np.float64).reshape(len(rows), self._width)
+            rows[todo_pos] = new
+        table = self._values[rows]
         self.elapsed += perf_counter() - t0
         return xkeys, yi, zkey, table
+
+    def _pair_codes(self, x: np.ndarray, yi: int) -> np.ndarray:
+        """One integer per test of column x against column y (the same for y against x
+        when the test is symmetric)."""
+        p = self.dataset.n_cols
+        if self.test_obj.symmetric:
+            return np.minimum(x, yi) * p + np.maximum(x, yi)
+        return x * p + yi
+
+    def _store(self, fresh: np.ndarray) -> np.ndarray:
+        """Append the rows of ``fresh`` to the results matrix; return their positions."""
+        k, used = len(fresh), self.n_tests
+        if used + k > len(self._values):
+            grown = np.empty((max(2 * len(self._values), used + k, 1024), self._width))
+            grown[:used] = self._values[:used]
+            self._values = grown
+        self._values[used:used + k] = fresh
+        return np.arange(used, used + k, dtype=np.int64)
 
     def _overlap(self, xkeys, yi, zkey):
         """Raise for the first x that shares a variable with y or z."""
@@ -663,12 +709,6 @@ class CITester:
                 where = "y" if yi in xk else "z"
                 raise ValueError(f"x {names} overlaps {where}; x, y and z must be disjoint")
 
-    def _record(self, todo, keys, yi, zkey, fresh, phase) -> None:
-        """Cache the tests just performed and keep the batch for the log."""
-        self._cache.update(zip(keys, fresh.tolist()))
-        self._log.append((todo, yi, zkey, fresh, phase))
-        self.n_tests += len(todo)
-
     @property
     def n_skipped(self) -> int:
         """Tests declined by a power rule (independence assumed)."""
@@ -677,40 +717,77 @@ class CITester:
     @property
     def calibrations(self) -> dict:
         """How many of the tests performed used each calibration (name -> count)."""
-        counts = np.zeros(len(CALIBRATIONS), dtype=np.int64)
-        for *_, res, _ in self._log:
-            counts += np.bincount(res[:, _CALIBRATION].astype(np.intp),
-                                  minlength=len(CALIBRATIONS))
+        counts = np.bincount(self._values[:self.n_tests, _CALIBRATION].astype(np.intp),
+                             minlength=len(CALIBRATIONS))
         return {name: int(c) for name, c in zip(CALIBRATIONS, counts) if c}
 
     @property
     def log(self) -> pd.DataFrame:
         """Every test performed, in order: the query, the test's table (``calibration`` as
-        names), the decision at alpha, ``skipped`` and the phase that asked."""
-        names = self.dataset.names
+        names), the decision at alpha, ``skipped`` and the phase that asked. Built when
+        asked, from the compact store (names looked up by position, one array per column)."""
         columns = self._dtype.names
-        parts = {key: [] for key in ("x", "y", "z", "phase")}
-        values = []
-        for todo, yi, zkey, res, phase in self._log:
-            k = len(todo)
-            parts["x"] += [_set_label([names[c] for c in xk]) for xk in todo]
-            parts["y"] += [names[yi]] * k
-            parts["z"] += [", ".join(names[j] for j in zkey)] * k
-            parts["phase"] += [phase] * k
-            values.append(res)
-        matrix = np.concatenate(values) if values else np.empty((0, len(columns)))
+        k = self.n_tests
+        if not k:
+            return empty_log(tuple(c for c in columns if c not in FIELDS))
+        names = np.array(self.dataset.names, dtype=object)
+        x = np.empty(k, dtype=object)
+        y = np.empty(k, dtype=np.int64)
+        z = np.empty(k, dtype=object)
+        phase = np.empty(k, dtype=object)
+        z_labels = {}
+        for i, (todo, yi, zkey, first, ph) in enumerate(self._log):
+            last = self._log[i + 1][3] if i + 1 < len(self._log) else k
+            if isinstance(todo, np.ndarray):
+                x[first:last] = names[todo]
+            else:
+                x[first:last] = [_set_label(names[list(xk)].tolist()) for xk in todo]
+            y[first:last] = yi
+            label = z_labels.get(zkey)
+            if label is None:
+                label = z_labels[zkey] = ", ".join(names[list(zkey)].tolist())
+            z[first:last] = label
+            phase[first:last] = ph
+        matrix = self._values[:k]
         codes = matrix[:, _CALIBRATION].astype(np.intp)
-        data = {"x": parts["x"], "y": parts["y"], "z": parts["z"]}
-        data.update((name, matrix[:, j]) for j, name in enumerate(columns)
+        data = {"x": pd.array(x, dtype="str"), "y": pd.array(names[y], dtype="str"),
+                "z": pd.array(z, dtype="str")}
+        data.update((name, matrix[:, j].copy()) for j, name in enumerate(columns)
                     if name != "calibration")
         data.update(independent=decide(matrix[:, 2], matrix[:, _CALIBRATION], self.alpha),
                     skipped=codes == SKIPPED,
-                    calibration=[CALIBRATIONS[c] for c in codes.tolist()],
-                    phase=parts["phase"])
-        if not len(codes):
-            return empty_log(tuple(c for c in columns if c not in FIELDS))
-        # text columns from lists: pandas' own string dtype, as empty_log's astype(str)
-        return pd.DataFrame(data, index=pd.RangeIndex(1, len(codes) + 1, name="test"))
+                    calibration=pd.array(np.array(CALIBRATIONS, dtype=object)[codes],
+                                         dtype="str"),
+                    phase=pd.array(phase, dtype="str"))
+        return pd.DataFrame(data, index=pd.RangeIndex(1, k + 1, name="test"))
+
+
+class _PairIndex:
+    """The tests of one x given one z: sorted integer codes of (x, y) and the rows of
+    their results, in a few sorted chunks (one per batch, merged when there are many)."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self):
+        self.chunks = []
+
+    def add(self, codes: np.ndarray, rows: np.ndarray) -> None:
+        order = np.argsort(codes, kind="stable")
+        self.chunks.append((codes[order], rows[order]))
+        if len(self.chunks) > 8:
+            codes = np.concatenate([c for c, _ in self.chunks])
+            rows = np.concatenate([r for _, r in self.chunks])
+            order = np.argsort(codes, kind="stable")
+            self.chunks = [(codes[order], rows[order])]
+
+    def find(self, codes: np.ndarray) -> np.ndarray:
+        """The row of each code's earliest test, -1 where none was performed."""
+        out = np.full(len(codes), -1, dtype=np.int64)
+        for known, rows in self.chunks:
+            at = np.minimum(np.searchsorted(known, codes), len(known) - 1)
+            hit = (known[at] == codes) & (out < 0)
+            out[hit] = rows[at[hit]]
+        return out
 
 
 _CALIBRATION = FIELDS.index("calibration")
