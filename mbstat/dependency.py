@@ -129,12 +129,25 @@ def prepare_dependency(data, target, features, *, theta, discretize, na, param="
     return ds, t, cols
 
 
-def make_engine(ds, target: int, cols, theta, backend):
-    """The dependency engine for ``cols`` of ``ds`` (Definition 7 or 9)."""
+#: Discrete data with at least this many features and at most :data:`_PAIRS_MAX_ROWS` rows
+#: is evaluated through its close pairs of samples (:class:`_ClosePairs`).
+_PAIRS_MIN_FEATURES = 64
+_PAIRS_MAX_ROWS = 20_000
+
+
+def make_engine(ds, target: int, cols, theta, backend, pairs=None):
+    """The dependency engine for ``cols`` of ``ds`` (Definition 7 or 9).
+
+    ``pairs`` (discrete data on the CPU): evaluate removals through the close pairs of
+    samples (:class:`_ClosePairs`; True, False, or None: when there are at least
+    :data:`_PAIRS_MIN_FEATURES` features and at most :data:`_PAIRS_MAX_ROWS` rows)."""
     be = resolve_backend(backend, ds.n_rows)
     y = np.unique(ds.codes[:, target], return_inverse=True)[1].astype(np.int64)
     if theta is None:
-        return _DiscreteEngine(be, ds.codes[:, list(cols)], ds.cardinalities[list(cols)], y)
+        if pairs is None:
+            pairs = len(cols) >= _PAIRS_MIN_FEATURES and ds.n_rows <= _PAIRS_MAX_ROWS
+        return _DiscreteEngine(be, ds.codes[:, list(cols)], ds.cardinalities[list(cols)], y,
+                               pairs=bool(pairs) and not be.is_gpu)
     return _NeighbourEngine(be, ds, cols, y, float(theta))
 
 
@@ -172,6 +185,20 @@ class _Engine:
     def full(self) -> State:
         return self.state(range(self.n_features))
 
+    def no_blanket(self, alive, c_minus) -> list:
+        """Algorithm 2: the b in ``alive`` with ``D(F - {m}) > D(F - {m, b})`` for every
+        m != b (``c_minus[m]``: the count of ``D(F - {m})``), one batch per m."""
+        full = self.full()
+        alive = list(alive)
+        for m in range(self.n_features):
+            test = [b for b in alive if b != m]
+            if not test:
+                continue
+            c = self.count_remove(self.remove(full, m), test)
+            failed = {b for b, v in zip(test, c) if not c_minus[m] > v}
+            alive = [b for b in alive if b not in failed]
+        return alive
+
 
 # ---------------------------------------------------------------------------
 # Definition 7: discrete data
@@ -183,13 +210,24 @@ class _DiscreteEngine(_Engine):
 
     kind = "discrete"
 
-    def __init__(self, be, codes, cards, y):
+    def __init__(self, be, codes, cards, y, pairs=False):
         super().__init__(be, y)
         xp = self.xp
-        self.codes = xp.asarray(np.ascontiguousarray(np.asarray(codes, dtype=np.int64).T))
         self.cards = np.maximum(np.asarray(cards, dtype=np.int64), 1)
-        self.n_features = self.codes.shape[0]
+        self.n_features = len(self.cards)
         self.y = xp.asarray(y)
+        self._host = np.asarray(codes)  # (n, d), the caller's compact dtype: never copied
+        self._codes = None
+        self.pairs = _ClosePairs(self._host, y) if pairs else None
+        self._levels = None
+
+    @property
+    def codes(self):
+        """Codes (d, n) int64 on the device, one row per feature (built on first use)."""
+        if self._codes is None:
+            self._codes = self.xp.asarray(
+                np.ascontiguousarray(np.asarray(self._host, dtype=np.int64).T))
+        return self._codes
 
     def _compress(self, key):
         return self.xp.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
@@ -212,12 +250,34 @@ class _DiscreteEngine(_Engine):
     def remove(self, st, j) -> State:
         return State(tuple(c for c in st.cols if c != j), None)
 
+    def full(self) -> State:
+        if self.pairs is not None:  # removals are evaluated from pairs: no ids needed
+            return State(tuple(range(self.n_features)), None)
+        return super().full()
+
+    def _removed(self, st) -> np.ndarray:
+        """Mask of the features not in ``st`` (the removed ones)."""
+        out = np.ones(self.n_features, dtype=bool)
+        out[list(st.cols)] = False
+        return out
+
     def count(self, st) -> int:
         self.n_evals += 1
+        if self.pairs is not None and st.data is None:
+            return int(self.pairs.count_remove(self._removed(st), np.zeros(0, np.int64))[0])
         return int(self._pure(self._ids(st)[None, :])[0])
+
+    def no_blanket(self, alive, c_minus) -> list:
+        if self.pairs is None:
+            return super().no_blanket(alive, c_minus)
+        self.n_evals += len(alive) * (self.n_features - 1)  # the evaluations it stands for
+        return self.pairs.no_blanket(alive)
 
     def count_add(self, st, cands) -> np.ndarray:
         cands = list(cands)
+        if self.pairs is not None:  # wide data: count the cells of the impure groups only
+            self.n_evals += len(cands)
+            return self._count_add_cells(self._ids(st), np.asarray(cands, dtype=np.int64))
         self.n_evals += len(cands)
         ids = self._ids(st)
         cards = self.xp.asarray(self.cards[cands])
@@ -231,6 +291,9 @@ class _DiscreteEngine(_Engine):
         cols = st.cols
         if not cands:
             return np.zeros(0, dtype=np.int64)
+        if self.pairs is not None:
+            return self.pairs.count_remove(self._removed(st),
+                                           np.asarray(cands, dtype=np.int64))[1]
         xp = self.xp
         pre = [xp.zeros(self.n, dtype=np.int64)]
         for j in cols:
@@ -244,6 +307,63 @@ class _DiscreteEngine(_Engine):
         n = self.n
         return self._pure_chunked(
             lambda sl: xp.stack([pre[i] * n + suf[i + 1] for i in idx[sl]]), len(cands))
+
+    def _count_add_cells(self, ids: np.ndarray, cands: np.ndarray) -> np.ndarray:
+        """``D(P + a)`` for each candidate a from the class counts of the cells (group of P,
+        value of a) of the rows in impure groups of P (a pure group stays pure), counted
+        by one sparse product with the one-hot matrix of the features' nonzero levels."""
+        from scipy import sparse
+
+        y, k = np.asarray(self.y), self.n_classes
+        groups, ids = np.unique(ids, return_inverse=True)
+        per = np.bincount(ids * k + y, minlength=len(groups) * k).reshape(-1, k)
+        impure = np.count_nonzero(per, axis=1) > 1
+        rows = np.flatnonzero(impure[ids])
+        base = self.n - len(rows)  # D(P): the rows of pure groups
+        if not len(rows):
+            return np.full(len(cands), base, dtype=np.int64)
+        g = np.cumsum(impure)[ids[rows]] - 1  # impure groups renumbered 0..G-1
+        n_g = int(impure.sum())
+        cells = sparse.csr_array((np.ones(len(rows)), (g * k + y[rows], np.arange(len(rows)))),
+                                 shape=(n_g * k, len(rows)))
+        onehot, owner, start = self._onehot()
+        sub = onehot[rows]
+        total = per[impure].reshape(-1)  # (G * K,): rows of each group and class
+        out = np.empty(len(cands), dtype=np.int64)
+        step = max(1, _CHUNK // max(n_g * k * 2, 1))
+        for s0 in range(0, len(cands), step):
+            part = cands[s0:s0 + step]
+            sizes = start[part + 1] - start[part]
+            first = np.repeat(start[part] - np.cumsum(sizes) + sizes, sizes)
+            levels = first + np.arange(int(sizes.sum()))  # the level columns of part
+            counts = (cells @ sub[:, levels]).toarray()  # (G * K, levels)
+            which = np.repeat(np.arange(len(part)), sizes)
+            pure = np.zeros(len(part), dtype=np.float64)
+            nonzero = counts.reshape(n_g, k, -1)
+            size = nonzero.sum(axis=1)
+            ok = np.count_nonzero(nonzero, axis=1) == 1
+            np.add.at(pure, which, (size * ok).sum(axis=0))
+            agg = sparse.csr_array((np.ones(len(levels)), (np.arange(len(levels)), which)),
+                                   shape=(len(levels), len(part)))
+            zero = (total[:, None] - (agg.T @ counts.T).T).reshape(n_g, k, len(part))
+            pure += (zero.sum(axis=1) * (np.count_nonzero(zero, axis=1) == 1)).sum(axis=0)
+            out[s0:s0 + len(part)] = base + pure.astype(np.int64)
+        return out
+
+    def _onehot(self):
+        """The one-hot matrix (n, L) of every feature's nonzero levels (CSR), and for each
+        feature the range of its columns (``start[a]:start[a + 1]``)."""
+        if self._levels is None:
+            from scipy import sparse
+
+            rows, cols = np.nonzero(self._host)
+            vals = self._host[rows, cols].astype(np.int64)
+            start = np.concatenate([[0], np.cumsum(self.cards - 1)])
+            onehot = sparse.csc_array((np.ones(len(rows)), (rows, start[cols] + vals - 1)),
+                                      shape=(self.n, int(start[-1]))).tocsr()
+            self._levels = (onehot, None, start)
+        return self._levels
+
 
     def _pure_chunked(self, make_keys, k) -> np.ndarray:
         step = max(1, _CHUNK // max(self.n, 1))
@@ -266,6 +386,146 @@ class _DiscreteEngine(_Engine):
         impure = xp.zeros(k * n, dtype=bool)
         impure[gid[:, 1:][mixed]] = True
         return n - _to_numpy(impure[gid].sum(axis=1)).astype(np.int64)
+
+
+class _ClosePairs:
+    """Removals from a large feature set, evaluated through close pairs of samples.
+
+    A sample is outside the positive region of a set R exactly when a sample of another
+    class agrees with it on every feature of R. So, with h_R(i, j) the number of features
+    of R on which a cross-class pair differs, ``D(R) = n - #{samples in a pair with
+    h_R = 0}`` and ``D(R - {a}) = D(R) - #{further samples in a pair with h_R = 1 that
+    differs on a}``. The pairs with ``h_B <= span`` for a base set B are found by sparse
+    products of the one-hot matrix of the nonzero levels (``h = r_i + r_j - NZ_i.NZ_j -
+    E_i.E_j``, r the count of nonzero codes of a sample, NZ their indicators, E the
+    one-hot of the nonzero levels), in blocks of rows. They answer for every R = B - Q
+    with ``|Q| < span``: removing Q lowers h by at most |Q|, so a pair left out still has
+    ``h_R >= 2``. A query outside that range collects the pairs again from its own R. On
+    wide data (many features, few close pairs) ``D(R - {a})`` for every a costs time in
+    the number of close pairs, not in |R|.
+    """
+
+    #: Pairs stored per collection: those with h <= span, or every cross-class pair when
+    #: there are at most ``all_pairs`` pairs of samples (then a collection serves every
+    #: later query whose removed set contains its own: h is lowered in place).
+    span = 32
+    all_pairs = 25_000_000
+
+    def __init__(self, codes, y):
+        self.codes = codes  # (n, d), read only
+        self.y = np.asarray(y)
+        self.n, self.d = codes.shape
+        self.base = None  # the removed features of the base set B (a mask)
+        self.limit = np.inf if self.n * self.n <= self.all_pairs else self.span
+        self.i = self.j = self.h = None
+        self._nz = None
+
+    def _matrices(self):
+        if self._nz is None:
+            from scipy import sparse
+
+            rows, cols = np.nonzero(self.codes)
+            vals = self.codes[rows, cols].astype(np.int64)
+            ones = np.ones(len(rows), dtype=np.float32)
+            nz = sparse.csc_array((ones, (rows, cols)), shape=(self.n, self.d))
+            top = int(vals.max(initial=1))  # level v of feature c: column c * top + v - 1
+            onehot = None if top == 1 else sparse.csc_array(
+                (ones, (rows, cols * top + vals - 1)), shape=(self.n, self.d * top))
+            self._nz = (nz, onehot, top, nz.tocsr())
+        return self._nz
+
+    def _collect(self, removed: np.ndarray) -> None:
+        """Store the cross-class pairs with h <= span on the features not ``removed``."""
+        nz, onehot, top, _ = self._matrices()
+        keep = np.flatnonzero(~removed)
+        nz = nz[:, keep].tocsr()
+        oh = None if onehot is None else onehot[:, (keep[:, None] * top
+                                                   + np.arange(top)).reshape(-1)].tocsr()
+        r = np.asarray(nz.sum(axis=1)).reshape(-1)
+        nz_t = nz.T.tocsc()
+        oh_t = None if oh is None else oh.T.tocsc()
+        y, n = self.y, self.n
+        found = ([], [], [])
+        block = max(1, (1 << 22) // max(n, 1))
+        for lo in range(0, n, block):
+            hi = min(n, lo + block)
+            same = (nz[lo:hi] @ nz_t).toarray()
+            same += same if oh is None else (oh[lo:hi] @ oh_t).toarray()
+            h = np.rint(r[lo:hi, None] + r[None, :] - same).astype(np.int64)
+            ii, jj = np.nonzero((h <= self.limit) & (y[lo:hi, None] != y[None, :])
+                                & (np.arange(lo, hi)[:, None] < np.arange(n)[None, :]))
+            for part, values in zip(found, (ii + lo, jj, h[ii, jj])):
+                part.append(values)
+        self.i, self.j, self.h = (np.concatenate(part) for part in found)
+        self.i, self.j = self.i.astype(np.int32), self.j.astype(np.int32)
+        self.base = removed.copy()
+
+    def distances(self, removed: np.ndarray) -> np.ndarray:
+        """h_R of the stored pairs, R = the features not ``removed`` (a mask); the pairs
+        not stored have h_R >= 2."""
+        if self.base is None or (self.base & ~removed).any():
+            self._collect(removed)
+        extra = np.flatnonzero(removed & ~self.base)
+        if len(extra) >= self.limit:
+            self._collect(removed)
+            extra = extra[:0]
+        for f in extra.tolist():  # the base moves to R: later queries remove more
+            col = self.codes[:, f]
+            self.h -= col[self.i] != col[self.j]
+        self.base = removed.copy()
+        return self.h
+
+    def differ(self, p: int, removed: np.ndarray) -> np.ndarray:
+        """The features not ``removed`` on which the stored pair p differs."""
+        a, b = int(self.i[p]), int(self.j[p])
+        rows = self._matrices()[3]
+        near = np.union1d(rows.indices[rows.indptr[a]:rows.indptr[a + 1]],
+                          rows.indices[rows.indptr[b]:rows.indptr[b + 1]])
+        near = near[self.codes[a, near] != self.codes[b, near]]
+        return near[~removed[near]]
+
+    def count_remove(self, removed: np.ndarray, cands: np.ndarray) -> tuple:
+        """(``D(R)``, ``D(R - {a})`` for each a in ``cands``) as counts, R = the features
+        not ``removed``."""
+        h = self.distances(removed)
+        bad = np.zeros(self.n, dtype=bool)
+        bad[self.i[h == 0]] = True
+        bad[self.j[h == 0]] = True
+        base = self.n - int(bad.sum())
+        new = np.zeros(self.d, dtype=np.int64)
+        marks = set()
+        for p in np.flatnonzero(h == 1).tolist():
+            f = int(self.differ(p, removed)[0])
+            for s in (int(self.i[p]), int(self.j[p])):
+                if not bad[s] and (f, s) not in marks:
+                    marks.add((f, s))
+                    new[f] += 1
+        return base, base - new[cands]
+
+    def no_blanket(self, alive) -> list:
+        """Algorithm 2 from the pairs with h_F <= 2: b (not strongly relevant, so every
+        sample in a pair differing on b alone is already outside D(F)'s region) survives
+        m exactly when a pair differing on {m, b} has a sample outside the region of
+        F - {m}; it stays when it survives every m != b."""
+        none = np.zeros(self.d, dtype=bool)
+        h = self.distances(none)
+        bad = np.zeros(self.n, dtype=bool)
+        bad[self.i[h == 0]] = True
+        bad[self.j[h == 0]] = True
+        lost = {}  # a -> samples in a pair differing on a alone
+        for p in np.flatnonzero(h == 1).tolist():
+            a = int(self.differ(p, none)[0])
+            lost.setdefault(a, set()).update((int(self.i[p]), int(self.j[p])))
+        partners = {}
+        for p in np.flatnonzero(h == 2).tolist():
+            m1, m2 = self.differ(p, none).tolist()
+            for s in (int(self.i[p]), int(self.j[p])):
+                if bad[s]:
+                    continue
+                for b, m in ((m1, m2), (m2, m1)):
+                    if s not in lost.get(m, ()):
+                        partners.setdefault(b, set()).add(m)
+        return [b for b in alive if len(partners.get(b, ())) >= self.d - 1]
 
 
 # ---------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """FSDMS and WFSDMS (Liu, Tang & Zeng 2015): Algorithms 1-3, CorrAL, results, bad input."""
 
+import sys
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -43,7 +45,7 @@ def test_corral_first_four(kind, seed):
 
 def test_corral_hand_computed_steps():
     """Gains and dependencies of Algorithm 3 on CorrAL, worked out by hand."""
-    res = fsdms(make_corral("corral", seed=0), "class")
+    res = fsdms(make_corral("corral", seed=0), "class", full=True)
     r = res.ranking
     # step 1: D({a}) = 0 and D(F) - D(F - a) = 1 - 5/8 for each of A0..B1
     # step 2: D({A0, A1}) = 1/4 and D(F - A0) - D({B0, B1, I, R}) = 5/8 - 1/4
@@ -93,7 +95,7 @@ def random_table(seed, n, d, theta):
 
 def check_against_brute_force(df, alpha, theta):
     feats = [c for c in df.columns if c != "y"]
-    res = fsdms(df, "y", alpha=alpha, theta=theta)
+    res = fsdms(df, "y", alpha=alpha, theta=theta, full=True)
 
     def dep(cols):  # D(empty) = 0 (Theorem 2); dependency() refuses an empty set
         return dependency(df, list(cols), "y", theta=theta) if cols else 0.0
@@ -158,7 +160,7 @@ def test_numerical_wine_feature_subset():
 
     wine = load_wine()
     feats = ["alcohol", "flavanoids", "color_intensity", "proline", "hue"]
-    res = fsdms(wine, "class", theta=0.14, features=feats)
+    res = fsdms(wine, "class", theta=0.14, features=feats, full=True)
     assert set(res.sequence) == set(feats)
     assert res.dependency_all == dependency(wine, feats, "class", theta=0.14)
     assert res.theta == 0.14 and "Definition 9" in str(res.summary())
@@ -332,3 +334,96 @@ def test_near_unique_column_warned_and_result_unchanged():
         quiet = fsdms(df.drop(columns="id"), "y")
         fsdms(make_corral("corral", seed=0), "class")
     assert "id" not in quiet.sequence
+
+
+# ---------------------------------------------------------------------------
+# Wide data: the early stop and the close-pairs engine give the paper's answers
+# ---------------------------------------------------------------------------
+
+
+def close_table(seed, n, d, levels):
+    """Few rows, features with few ones and copies: many pairs of samples at distance 0, 1
+    and 2, so that every branch of the close-pairs engine is used."""
+    rng = np.random.default_rng(seed)
+    x = (rng.random((n, d)) < 0.2) * rng.integers(1, levels, size=(n, d))
+    x[:, 1] = x[:, 0]
+    if d > 4:
+        x[:, 4] = np.where(rng.random(n) < 0.1, 1 - np.minimum(x[:, 3], 1), x[:, 3])
+    y = ((x[:, 0] > 0) ^ (x[:, 2] > 0)) | (rng.random(n) < 0.1)
+    df = pd.DataFrame(x, columns=[f"X{j}" for j in range(d)])
+    df["y"] = y.astype(int)
+    return df
+
+
+@pytest.mark.filterwarnings("ignore:fsdms. features with fewer")  # few rows per value here
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(8, 40), d=st.integers(3, 9),
+       levels=st.sampled_from([2, 3]), alpha=st.sampled_from([0.0, 1.0, 2.0]))
+def test_close_pairs_engine_equals_the_papers_loop(seed, n, d, levels, alpha):
+    """Algorithms 1-3 through close pairs of samples (the wide-data engine) against the
+    paper's loops (the column-state engine): the same sets, the same full ranking."""
+    mod = sys.modules["mbstat.algorithms.fsdms"]  # the module (the package exports the function)
+
+    df = close_table(seed, n, d, levels)
+    if df["y"].nunique() < 2:
+        return
+    out = {}
+    for pairs in (False, True):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(mod, "_PAIRS", pairs)
+            out[pairs] = fsdms(df, "y", alpha=alpha, full=True)
+    a, b = out[False], out[True]
+    assert (a.A1, a.B2, a.C3) == (b.A1, b.B2, b.C3)
+    pd.testing.assert_frame_equal(a.ranking, b.ranking)
+    assert a.selected == b.selected
+
+
+def test_close_pairs_engine_against_brute_force(monkeypatch):
+    mod = sys.modules["mbstat.algorithms.fsdms"]  # the module (the package exports the function)
+
+    monkeypatch.setattr(mod, "_PAIRS", True)
+    for seed in range(4):
+        df = close_table(seed, 30, 6, 3)
+        check_against_brute_force(df, 1.0, None)
+
+
+def test_early_stop_is_the_prefix_of_the_full_ranking():
+    df = make_corral("corral47", seed=0)
+    short, full = fsdms(df, "class"), fsdms(df, "class", full=True)
+    steps = len(short.ranking)
+    assert steps < len(full.ranking) == 47
+    pd.testing.assert_frame_equal(short.ranking, full.ranking.iloc[:steps])
+    assert short.selected == full.selected
+    assert short.ranking["dependency"].iloc[-1] == short.dependency_all
+    assert "full=True" in short.stopped and full.stopped == ""
+    assert "Ranking: ranked" in str(short.summary())
+    assert fsdms(df, "class", k=20).ranking.shape[0] == 20  # k steps at least
+    assert short.complete and full.complete
+
+
+def test_wide_binary_fsdms_uses_pairs_and_finds_members():
+    from mbstat.datasets import make_wide_binary
+
+    df = make_wide_binary(300, 400, seed=2)
+    res = fsdms(df, "y")
+    assert len(res.sequence) < 400 and res.A1 == res.B2 == ()
+    assert res.ranking["dependency"].iloc[-1] == res.dependency_all
+
+
+def test_fsdms_interrupt_returns_the_ranking_so_far(monkeypatch):
+    from mbstat.dependency import _DiscreteEngine
+
+    calls = {"n": 0}
+    count_add = _DiscreteEngine.count_add
+
+    def interrupted(self, *args):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise KeyboardInterrupt
+        return count_add(self, *args)
+
+    monkeypatch.setattr(_DiscreteEngine, "count_add", interrupted)
+    res = fsdms(make_corral("corral47", seed=0), "class", full=True)
+    assert len(res.ranking) == 3 and not res.complete
+    assert "interrupted" in res.stopped
+    assert "interrupted (KeyboardInterrupt) after 3 steps of 47" in str(res.summary())

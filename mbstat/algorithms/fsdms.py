@@ -8,11 +8,13 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .._progress import progress_bar
 from .._validation import check_int, check_n_jobs, check_number, check_seed
 from ..data import as_dataset
 from ..dependency import make_engine, prepare_dependency
 from ..models import check_classifier
 from ..results.base import format_call
+from ..results.base import plural
 from ..results.fsdms import FSDMSResult, WFSDMSResult
 from .learners import Learner
 
@@ -28,8 +30,8 @@ WFSDMS = Learner("wfsdms", "ranking", "FSDMS cut by cross-validated accuracy (WF
 
 
 @FSDMS.front_end
-def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, discretize=None,
-          na="raise", backend=None) -> FSDMSResult:
+def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, full=False,
+          discretize=None, na="raise", backend=None, progress=None) -> FSDMSResult:
     """Feature selection with dependency margin of subsets (FSDMS).
 
     Algorithm 1 puts in ``A1`` every feature with ``D(F) > D(F - {a})``
@@ -58,18 +60,27 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, discret
         By default: the shortest prefix ``P`` with ``D(P) = D(F)`` (our
         stopping rule; the paper leaves the cut to ``k`` or to a wrapper,
         see :func:`wfsdms`).
+    full : bool, default False
+        Rank every feature. By default Algorithm 3 stops after the step at which
+        ``D(P) = D(F)`` (and after ``k`` steps when ``k`` is larger): the steps
+        it makes are exactly the first steps of the full ranking (each depends only
+        on the steps before it), and the selection is the same.
     discretize : int, optional
         Bin continuous columns into this many equal-frequency bins first.
     na : {"raise", "drop"}
     backend : {"auto", "cpu", "gpu"}, optional
         Where the dependency arrays live (CuPy on a GPU).
+    progress : bool or None
+        A progress bar (tqdm) of Algorithm 3's steps: True, False, or None (default):
+        shown once the run has taken 10 s. On KeyboardInterrupt (Ctrl-C) the
+        ranking made so far is returned, marked incomplete (``complete=False``).
 
     Returns
     -------
     FSDMSResult
-        ``.sequence`` (all features, ranked), ``.ranking`` (gain and
-        dependencies at each step), ``.A1``, ``.B2``, ``.C3``, ``.summary()``
-        and ``.plot()``.
+        ``.sequence`` (the features ranked: all of them with ``full=True``),
+        ``.ranking`` (gain and dependencies at each step), ``.A1``, ``.B2``,
+        ``.C3``, ``.summary()`` and ``.plot()``.
 
     Notes
     -----
@@ -80,6 +91,15 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, discret
     class (many features, few rows: ``D(F - P - a) = D(F - P) = 1``), the
     margin term is zero and the search reduces to forward greedy on ``D``.
     See :func:`~mbstat.dependency` for the reading of Definition 9 on mixed data.
+
+    Many features (discrete data, at least 64 features): ``D(F - P - {a})`` for
+    every a comes from the cross-class pairs of samples that differ on at most
+    ``|P| + 1`` features (a sample leaves the positive region of a set exactly when
+    a sample of another class agrees with it on the whole set), Algorithm 2 from
+    the pairs that differ on at most two, and ``D(P + {a})`` from the class counts
+    of the cells of the impure groups of P only. These are the same counts as the
+    paper's loop (tests compare both engines on random tables); they replace its
+    ``|F|^2`` evaluations of Algorithm 2 and ``|F - P|`` re-partitions per step.
 
     Columns with few rows per value: ``D`` counts the rows whose class is
     determined by their values, so a near-unique column (a row ID, a
@@ -109,71 +129,96 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, discret
     _warn_near_unique(ds, cols)
     d = len(cols)
     k = check_int("k", k, low=0, high=d, allow_none=True)
-    eng = make_engine(ds, t, cols, theta, backend)
+    eng = make_engine(ds, t, cols, theta, backend, pairs=_PAIRS)
     names = [ds.names[j] for j in cols]
-    full = eng.full()
-    c_full = eng.count(full)
+    everything = eng.full()
+    c_full = eng.count(everything)
 
     # Algorithm 1: strongly relevant features.
-    c_minus = eng.count_remove(full, range(d))  # D(F - {a}) for every a
+    c_minus = eng.count_remove(everything, range(d))  # D(F - {a}) for every a
     a1 = [a for a in range(d) if c_full > c_minus[a]]
 
     # Algorithm 2: b joins B2 when D(F - {m}) > D(F - {m, b}) for every m != b.
-    alive = [b for b in range(d) if b not in a1]
-    for m in range(d):
-        test = [b for b in alive if b != m]
-        if not test:
-            continue
-        c = eng.count_remove(eng.remove(full, m), test)
-        failed = {b for b, v in zip(test, c) if not c_minus[m] > v}
-        alive = [b for b in alive if b not in failed]
-    b2 = alive
+    b2 = eng.no_blanket([b for b in range(d) if b not in a1], c_minus)
     c3 = [j for j in range(d) if j not in a1 and j not in b2]
 
     # Algorithm 3: forward greedy on the margin, A1 first, then B2, then C3.
     rows, prefix = [], []  # prefix: count of D(P) after each step
-    p_state, r_state = eng.empty(), full
-    c_p, c_r = 0, c_full
-    for label, group in (("A1", a1), ("B2", b2), ("C3", c3)):
-        queue = list(group)
-        while queue:
-            c_add = eng.count_add(p_state, queue)       # D(P + a)
-            c_rem = eng.count_remove(r_state, queue)    # D(F - P - a)
-            gain = (c_add - c_p) + alpha * (c_r - c_rem)
-            best = gain.max()
-            tied = np.flatnonzero(gain >= best - 1e-9 * max(1.0, abs(best)))
-            tie = ""
-            if len(tied) > 1:
-                top = tied[c_add[tied] == c_add[tied].max()]
-                tie = "D" if len(top) == 1 else "order"
-                tied = top
-            i = int(tied[0])
-            a = queue.pop(i)
-            c_p, c_r = int(c_add[i]), int(c_rem[i])
-            prefix.append(c_p)
-            p_state, r_state = eng.add(p_state, a), eng.remove(r_state, a)
-            rows.append((names[a], label, gain[i] / eng.n, c_p / eng.n, c_r / eng.n,
-                         (c_p - alpha * c_r) / eng.n, tie))
+    steps = d if full else None  # None: until D(P) = D(F) (and k steps)
+    with progress_bar(progress, total=steps, desc=f"fsdms: ranking for {ds.names[t]}",
+                      unit=" steps") as bar:
+        complete = _rank(eng, alpha, (("A1", a1), ("B2", b2), ("C3", c3)), names, c_full,
+                         rows, prefix, d if full else max(k or 0, 1), bar)
     ranking = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
-    ranking.index = pd.RangeIndex(1, d + 1, name="rank")
+    ranking.index = pd.RangeIndex(1, len(rows) + 1, name="rank")
 
     if k is None:
         k = next((i + 1 for i, c in enumerate(prefix) if c >= c_full), 0) if c_full else 0
         rule = "the shortest prefix with D(P) = D(F)"
     else:
         rule = f"the first k = {k}"
+    k = min(k, len(rows))
+    if not complete:
+        stopped = (f"interrupted (KeyboardInterrupt) after {plural(len(rows), 'step')} of "
+                   f"{d}: the ranking made so far")
+    elif len(rows) < d:
+        stopped = (f"ranked {len(rows)} of {d} features: Algorithm 3 stops once D(P) = D(F) "
+                   "(full=True ranks them all)")
+    else:
+        stopped = ""
     elapsed = time.perf_counter() - start
-    call = format_call("fsdms", data, target=ds.names[t], alpha=alpha, theta=theta)
+    call = format_call("fsdms", data, target=ds.names[t], alpha=alpha, theta=theta,
+                       full=full or None)
     return FSDMSResult(
         method="fsdms", target=ds.names[t], selected=tuple(ranking["feature"][:k]),
-        params={"alpha": alpha, "theta": theta, "k": k},
+        params={"alpha": alpha, "theta": theta, "k": k, "full": full},
         call=call, n_rows=eng.n, n_candidates=d, n_tests=eng.n_evals, elapsed=elapsed,
-        backend=eng.backend.name, device=eng.backend.device,
+        backend=eng.backend.name, device=eng.backend.device, complete=complete,
         alpha=alpha, theta=None if theta is None else float(theta), ranking=ranking,
         A1=tuple(names[j] for j in a1), B2=tuple(names[j] for j in b2),
         C3=tuple(names[j] for j in c3), dependency_all=c_full / eng.n,
-        n_classes=eng.n_classes, rule=rule,
+        n_classes=eng.n_classes, rule=rule, stopped=stopped,
     )
+
+
+#: Test hook: force (True) or forbid (False) the close-pairs engine; None: by the data.
+_PAIRS = None
+
+
+def _rank(eng, alpha, groups, names, c_full, rows, prefix, at_least, bar) -> bool:
+    """Algorithm 3, appending one row per step to ``rows`` (and ``D(P)`` to ``prefix``):
+    stops once ``D(P) = D(F)`` after at least ``at_least`` steps (``at_least = d``: the
+    full ranking). Each step depends only on the steps before it, so the rows made are
+    the first rows of the full ranking. Returns False when interrupted (Ctrl-C)."""
+    p_state, r_state = eng.empty(), eng.full()
+    c_p, c_r = 0, c_full
+    try:
+        for label, group in groups:
+            queue = list(group)
+            while queue:
+                if len(rows) >= at_least and c_p >= c_full:
+                    return True
+                c_add = eng.count_add(p_state, queue)       # D(P + a)
+                c_rem = eng.count_remove(r_state, queue)    # D(F - P - a)
+                gain = (c_add - c_p) + alpha * (c_r - c_rem)
+                best = gain.max()
+                tied = np.flatnonzero(gain >= best - 1e-9 * max(1.0, abs(best)))
+                tie = ""
+                if len(tied) > 1:
+                    top = tied[c_add[tied] == c_add[tied].max()]
+                    tie = "D" if len(top) == 1 else "order"
+                    tied = top
+                i = int(tied[0])
+                a = queue.pop(i)
+                c_p, c_r = int(c_add[i]), int(c_rem[i])
+                prefix.append(c_p)
+                p_state, r_state = eng.add(p_state, a), eng.remove(r_state, a)
+                rows.append((names[a], label, gain[i] / eng.n, c_p / eng.n, c_r / eng.n,
+                             (c_p - alpha * c_r) / eng.n, tie))
+                bar.update(1)
+    except KeyboardInterrupt:
+        return False
+    return True
 
 
 @WFSDMS.front_end
@@ -209,7 +254,7 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
         all CPUs, or >= 1).
     ranking : FSDMSResult, optional
         The result of an earlier :func:`fsdms` call on the same data and
-        target, reused instead of recomputed (e.g. to score one sequence
+        target (ranked in full again if it stopped at ``D(P) = D(F)``), reused instead of recomputed (e.g. to score one sequence
         with several classifiers); ``alpha``, ``theta`` and ``features`` are
         then taken from it.
 
@@ -243,7 +288,8 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
         raise TypeError(f"cv must be an integer >= 2 or a scikit-learn splitter; got {cv!r}")
 
     if ranking is None:
-        fs = fsdms(ds, target, alpha=alpha, theta=theta, features=features, backend=backend)
+        fs = fsdms(ds, target, alpha=alpha, theta=theta, features=features, backend=backend,
+                   full=True)
     elif not isinstance(ranking, FSDMSResult):
         raise TypeError(f"ranking must be an FSDMSResult; got {type(ranking).__name__}")
     elif ranking.target != ds.names[ds.index(target, "target")] or ranking.n_rows != ds.n_rows:
@@ -252,6 +298,9 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
     else:
         fs = ranking
         alpha, theta = fs.alpha, fs.theta
+        if len(fs.sequence) < fs.n_candidates:  # stopped at D(P) = D(F): rank them all
+            fs = fsdms(ds, fs.target, alpha=alpha, theta=theta, backend=backend, full=True,
+                       features=[*fs.A1, *fs.B2, *fs.C3])
         ds.indices(fs.sequence, "ranking")  # its features must be columns of the data
     seq = fs.sequence
     max_features = check_int("max_features", max_features, low=1, high=len(seq),

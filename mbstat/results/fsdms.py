@@ -57,6 +57,10 @@ class FSDMSResult(SelectionResult):
     dependency_all : float
         ``D(F)``, the dependency of all candidate features.
     n_classes : int
+    stopped : str
+        Why the ranking holds fewer than all features ("" when it ranks them all):
+        Algorithm 3 stopped once ``D(P) = D(F)`` (``fsdms(..., full=True)`` ranks
+        every feature), or an interrupt.
     tests : DataFrame
         No rows: FSDMS performs no significance tests (``pvalues`` raises
         AttributeError).
@@ -71,6 +75,7 @@ class FSDMSResult(SelectionResult):
     dependency_all: float = 0.0
     n_classes: int = 2
     rule: str = ""
+    stopped: str = ""
 
     pvalues = _no_pvalues("ranking")
 
@@ -79,7 +84,8 @@ class FSDMSResult(SelectionResult):
 
     @property
     def sequence(self) -> tuple:
-        """All candidate features in the order FSDMS ranks them."""
+        """The features in the order FSDMS ranks them: all candidates with ``full=True``,
+        else up to the step at which ``D(P) = D(F)`` (see :attr:`stopped`)."""
         return tuple(self.ranking["feature"])
 
     @property
@@ -113,6 +119,8 @@ class FSDMSResult(SelectionResult):
             table[col] = table[col].map(lambda v: f"{v:.4f}")
         table["selected"] = ["*" if f in set(self.selected) else "" for f in table["feature"]]
         footer = [f"Selected: {plural(len(self.selected), 'feature')} ({self.rule})."]
+        if self.stopped:
+            footer.append(f"Ranking: {self.stopped}.")
         if len(table) > max_rows:
             footer.append(f"Ranking shows the first {max_rows} of {len(table)} steps "
                           "(all in .ranking).")
