@@ -279,7 +279,8 @@ def learn(row: Learner, args: dict, declared=None):
         spouses=None if found.spouses is None else tuple(found.spouses),
         n_skipped=tester.n_skipped + found.n_skipped,
         title=row.title.format(**{**own, **found.params}),
-        notes=tuple(found.notes) + ((f"Note: {tester.test_reason}.",) if tester.test_reason
+        notes=tuple(found.notes) + ((f"Note: {tester.test_reason}.",)  # not for auto's g2
+                                    if tester.test_reason and tester.test_name != "g2"
                                     else ()),
     )
 
