@@ -47,13 +47,9 @@ def frame(n, k, seed=0):
 
 
 def design(df, cols):
-    parts = [np.ones((len(df), 1))]
-    for c in cols:
-        if isinstance(df[c].dtype, pd.CategoricalDtype):
-            parts.append(pd.get_dummies(df[c], drop_first=True).to_numpy(float))
-        else:
-            parts.append(df[[c]].to_numpy(float))
-    return np.column_stack(parts)
+    """[1, columns]: numeric columns as they are, categoricals as treatment dummies."""
+    dummies = pd.get_dummies(df[list(cols)], drop_first=True, dtype=float)
+    return np.column_stack([np.ones(len(df)), dummies.to_numpy(dtype=float)])
 
 
 Z = ["z1", "z2", "zd"]
