@@ -29,7 +29,8 @@ from .results.stability import (ArcStrengths, StabilityResult, learner_seed, mb_
 
 __all__ = ["stability", "arc_strengths"]
 
-_OWN = ("R", "resample", "fraction", "threshold", "pfer", "n_jobs", "seed", "progress")
+#: How a CI learner's result says that Ctrl-C stopped its search (learners.py, _search).
+_INTERRUPTED = "Note: interrupted (KeyboardInterrupt)"
 
 
 def stability(data, target, method="iamb", R=200, *, resample="subsample", fraction=0.5,
@@ -210,7 +211,7 @@ def _stability_runs(data, targets, method, R, *, resample, fraction, threshold, 
         raise ValueError(f"fraction = {fraction:g} of {n} rows leaves {size} rows per "
                          "subsample; it needs at least 2 and fewer than all")
     randomized = "seed" in row.parameters and "seed" not in params
-    if "progress" in row.parameters:
+    if row.kind == "ci" or "progress" in row.parameters:  # no bar per run: one over resamples
         params.setdefault("progress", False)
     # the full-data runs first: they check the learner's arguments before any resample
     full = {t: row.function(ds, t, **params, **_seed_arg(randomized, entropy, R))
@@ -278,6 +279,9 @@ def _run_chunk(rs, ds, targets, func, params, randomized, entropy, n, size, repl
                 per_target.append(((), None, None, 0, True, True))
                 continue
             res = func(sub, t, **params, **seed)
+            if not res.complete and any(note.startswith(_INTERRUPTED)
+                                        for note in getattr(res, "notes", ())):
+                raise KeyboardInterrupt  # Ctrl-C stops every resample, not one learner's run
             per_target.append((tuple(res.selected), getattr(res, "parents_children", None),
                                getattr(res, "spouses", None), int(res.n_tests),
                                bool(res.complete), False))

@@ -300,3 +300,22 @@ def test_vignette_quick(run_vignette, tmp_path):
     assert len(goal) == 3 and set(goal["rule"]) == {"subsample, PFER <= 1",
                                                     "subsample, freq >= 0.5",
                                                     "bootstrap, freq >= 0.5"}
+
+
+def test_ctrl_c_stops_every_resample_not_one_run(monkeypatch):
+    from mbstat.ci.base import CITester
+
+    data = sample_network("asia", 500, seed=1)
+    full = mbstat.iamb(data, "lung", **FAST)
+    calls, original = [], CITester.test_many
+
+    def interrupted(self, *args, **kwargs):  # Ctrl-C inside the second resample's search
+        calls.append(1)
+        if len(calls) == 2 * full.n_tests:
+            raise KeyboardInterrupt
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(CITester, "test_many", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        mbstat.stability(data, "lung", R=20, seed=1, threshold=0.5, **FAST)
+    assert len(calls) < 4 * full.n_tests  # it did not go on with the other resamples
