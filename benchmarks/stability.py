@@ -56,7 +56,8 @@ def main(argv=None):
                             ("g2, calibration asymptotic", {"calibration": "asymptotic"})):
         for resample in ("subsample", "bootstrap"):
             size = args.rows if resample == "bootstrap" else args.rows // 2
-            mbstat.stability(ds, args.target, R=2, seed=0, resample=resample, **test)  # warm
+            mbstat.stability(ds, args.target, R=2, seed=0, resample=resample, threshold=0.5,
+                             **test)  # compiled and warm
             alone = learner_only(ds, args.target, args.R, 7, size, resample == "bootstrap",
                                  **test)
             for n_jobs in (1, 2):
