@@ -29,7 +29,8 @@ import numpy as np
 from typing import NamedTuple
 
 __all__ = ["Strata", "by_size", "cell_base", "column_statistics", "joint_code", "make_strata",
-           "masked_statistics", "partitioned_calibration", "partitioned_gram",
+           "masked_statistics", "merge_moments", "partitioned_calibration",
+           "partitioned_moments",
            "partitioned_statistics", "permutation_null", "stratum_code", "subset_statistics",
            "table_statistics", "to_numpy"]
 
@@ -567,10 +568,13 @@ def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
         out[i, 1:4], out[i, 5] = res[:3], res[3]
 
 
-def _partition_gram(part, xcols, yi, z, lookup):
-    """Per candidate, the Gram matrix (k, m+3, m+3) of [1, z, y, x] over the partition's
-    rows complete for them (sufficient statistics of the partial correlation); ``lookup``
-    maps a discrete column to its levels' values (as :meth:`Dataset.numeric`)."""
+def _partition_moments(part, xcols, yi, z, lookup):
+    """Per candidate, the rows, means and centred cross-products of [z, y, x] over the
+    partition's rows complete for them (k, m+3, m+3): entry (0, 0) the rows, row and
+    column 0 the means, the rest the cross-products of the deviations from those means.
+    Centred within the partition, so that columns far from 0 (say 10^6 + noise) keep
+    their precision (raw sums of squares would lose it); ``lookup`` maps a discrete
+    column to its levels' values (as :meth:`Dataset.numeric`)."""
     codes, values, miss = part["codes"], part["values"], part["missing"]
 
     def numeric(j):
@@ -580,17 +584,46 @@ def _partition_gram(part, xcols, yi, z, lookup):
     out = np.zeros((len(xcols), m + 3, m + 3))
     for i, x in enumerate(xcols):
         cols = [*z, yi, x]
-        block = np.vstack([np.ones(codes.shape[1]), *(numeric(j) for j in cols)])
+        block = np.vstack([numeric(j) for j in cols])
         if miss is not None:
             block = block[:, ~miss[cols].any(axis=0)]
-        out[i] = block @ block.T
+        if block.shape[1] == 0:
+            continue
+        mean = block.mean(axis=1)
+        dev = block - mean[:, None]
+        out[i, 0, 0] = block.shape[1]
+        out[i, 0, 1:] = out[i, 1:, 0] = mean
+        out[i, 1:, 1:] = dev @ dev.T
     return out
 
 
-def partitioned_gram(ds, xcols, yi: int, z: tuple):
-    """The Gram matrices of :func:`_partition_gram`, summed over the partitions."""
+def merge_moments(pieces) -> np.ndarray:
+    """The moments of :func:`_partition_moments` of all the rows from those of the
+    partitions (P, k, d, d): rows summed, means weighted, cross-products summed with the
+    between-partition term sum_p n_p (mean_p - mean)(mean_p - mean)' (Chan, Golub &
+    LeVeque 1979)."""
+    pieces = np.asarray(pieces, dtype=np.float64)
+    n = pieces[:, :, 0, 0]  # (P, k)
+    total = n.sum(axis=0)  # (k,)
+    means = pieces[:, :, 0, 1:]  # (P, k, d-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(total[:, None] > 0, (n[..., None] * means).sum(axis=0)
+                        / np.maximum(total, 1.0)[:, None], 0.0)
+    dev = means - mean[None]
+    comoment = pieces[:, :, 1:, 1:].sum(axis=0) + np.einsum("pk,pki,pkj->kij", n, dev, dev)
+    out = np.zeros(pieces.shape[1:])
+    out[:, 0, 0] = total
+    out[:, 0, 1:] = out[:, 1:, 0] = mean
+    out[:, 1:, 1:] = comoment
+    return out
+
+
+def partitioned_moments(ds, xcols, yi: int, z: tuple):
+    """The moments of :func:`_partition_moments` of every candidate over all the
+    partitions (:func:`merge_moments`): the sufficient statistics of the partial
+    correlation."""
     cols = (*xcols, yi, *z)
     ds.require_numeric(cols, "fisher_z")
     lookup = {j: None if ds.kinds[j] == "continuous" else np.asarray(ds.levels[j], float)
               for j in cols}
-    return np.sum(ds.map(_partition_gram, list(xcols), yi, tuple(z), lookup), axis=0)
+    return merge_moments(ds.map(_partition_moments, list(xcols), yi, tuple(z), lookup))

@@ -37,9 +37,10 @@ class FisherZ(CITest):
         ds = tester.dataset
         xcols = [xk[0] for xk in xs]
         if ds.partitioned:  # sufficient statistics (sums, cross-products) per partition
-            from .counting import partitioned_gram
+            from .counting import partitioned_moments
 
-            r, n = partial_correlations_from_gram(partitioned_gram(ds, xcols, y, z), len(z))
+            r, n = partial_correlations_from_moments(partitioned_moments(ds, xcols, y, z),
+                                                     len(z))
         elif ds.missing is not None and ds.missing_columns[[y, *z, *xcols]].any():
             values, miss = ds.numeric(), ds.missing  # test-wise deletion: per candidate
             r, n = np.empty(len(xs)), np.empty(len(xs))
@@ -85,18 +86,20 @@ def partial_correlations(values, y: int, xcols, z) -> np.ndarray:
     return np.clip(np.nan_to_num(r), -1.0, 1.0)
 
 
-def partial_correlations_from_gram(grams, m: int):
-    """Partial correlations (k,) and rows (k,) from each candidate's Gram matrix (k, m+3,
-    m+3) of the columns [1, z (m columns), y, x] over its rows (the (0, 0) entry): the
-    sufficient statistics of a data set in partitions, summed. y and x are residualized
-    on [1, z] through the normal equations (least squares where they are singular)."""
-    grams = np.asarray(grams, dtype=np.float64)
-    k = grams.shape[0]
+def partial_correlations_from_moments(moments, m: int):
+    """Partial correlations (k,) and rows (k,) from each candidate's moments (k, m+3, m+3)
+    of the columns [z (m columns), y, x] over its rows: entry (0, 0) the rows, the rest
+    of row 0 the means, the lower-right block the centred cross-products (the sufficient
+    statistics of a data set in partitions, merged by
+    :func:`~mbstat.ci.counting.merge_moments`). y and x are residualized on z through
+    the normal equations of the centred data (least squares where they are singular)."""
+    moments = np.asarray(moments, dtype=np.float64)
+    k = moments.shape[0]
     r = np.zeros(k)
-    for i, g in enumerate(grams):
-        zz, zo, oo = g[: m + 1, : m + 1], g[: m + 1, m + 1 :], g[m + 1 :, m + 1 :]
-        beta = np.linalg.lstsq(zz, zo, rcond=None)[0]
-        s = oo - zo.T @ beta  # residual cross-products of (y, x)
+    for i, g in enumerate(moments):
+        c = g[1:, 1:]
+        zz, zo, oo = c[:m, :m], c[:m, m:], c[m:, m:]
+        s = oo - zo.T @ np.linalg.lstsq(zz, zo, rcond=None)[0] if m else oo
         with np.errstate(invalid="ignore", divide="ignore"):
             r[i] = s[0, 1] / np.sqrt(s[0, 0] * s[1, 1])
-    return np.clip(np.nan_to_num(r), -1.0, 1.0), grams[:, 0, 0].copy()
+    return np.clip(np.nan_to_num(r), -1.0, 1.0), moments[:, 0, 0].copy()
