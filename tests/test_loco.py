@@ -56,6 +56,28 @@ def test_t_greater_matches_scipy():
     assert t > 40 and logp == pytest.approx(stats.t.logsf(t, 3999)) and logp < -300
 
 
+def test_tiny_differences_are_tested_not_sure_rejections():
+    """No absolute floor: differences of 1e-13 are either rounding (``tol``: p = 1) or a
+    t-test like any other (scipy's), never p = 0 (the old floor of 1e-12 on the sd turned
+    nine zeros and one 1e-13 into t = inf, p = 0)."""
+    d = np.r_[np.zeros(9), 1e-13]
+    t, p, _ = t_greater(d)
+    assert p == pytest.approx(stats.ttest_1samp(d, 0.0, alternative="greater").pvalue)
+    assert t_greater(d, tol=1e-12) == (0.0, 1.0, 0.0)
+    assert t_greater(np.full(10, 1e-15), tol=1e-12)[1] == 1.0
+
+
+def test_a_copy_of_z_is_no_improvement():
+    """x = 2 z: the linear model given z + x predicts as the one given z up to rounding
+    (differences of ~5e-15), a true null; p = 1 for every seed (was p = 0 for some)."""
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=200)
+    df = pd.DataFrame({"z": z, "x": 2 * z, "y": z + rng.normal(size=200)})
+    for seed in range(4):
+        res = loco_test(df, "x", "y", ["z"], model=LinearRegression(), seed=seed)
+        assert res.pvalue == 1.0 and np.abs(res.reduction).max() < 1e-12
+
+
 def test_cross_fitted_losses_match_scikit_learn_by_hand():
     """The held-out losses are those of LogisticRegression fitted on the other folds, with
     and without x (sklearn.metrics.log_loss per row), and the p-value is scipy's t-test."""

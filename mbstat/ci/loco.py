@@ -87,24 +87,35 @@ def check_folds(folds) -> int:
 
 
 # --------------------------------------------------------------- statistic
-def t_greater(d):
+def t_greater(d, tol: float = 0.0):
     """One-sided one-sample t-test that the mean of ``d`` is greater than 0.
 
-    Returns (t, p-value, log p-value). Identical differences (all zero:
-    the two models predicted alike) give t = 0 and p = 1 when their mean is
-    not positive, p = 0 otherwise.
+    Returns (t, p-value, log p-value). Differences within ``tol`` of 0 count as 0
+    (rounding: :meth:`LOCOEngine.test_many` passes 1e-12 times the mean held-out
+    loss, so two models that predict alike up to rounding, e.g. a linear model given
+    z and given z + 2z, differ by nothing). Differences that do not vary (sd at most
+    1e-12 of |mean|) give t = 0 and p = 1 when their mean is not positive (all zero:
+    x changed nothing), t = inf and p = 0 when it is; any other ``d`` gets the
+    t-test, however small its values (no absolute floor: tiny differences are
+    rounding or signal according to ``tol``, never a sure rejection).
     """
     d = np.asarray(d, dtype=np.float64)
+    if tol > 0:
+        d = np.where(np.abs(d) <= tol, 0.0, d)
     n = d.size
     mean = float(d.mean())
     sd = float(d.std(ddof=1)) if n > 1 else 0.0
-    if not sd > 1e-12 * max(1.0, abs(mean)):
+    if not sd > 1e-12 * abs(mean):
         if mean > 0:
             return math.inf, 0.0, -math.inf
         return 0.0, 1.0, 0.0
     t = mean / (sd / math.sqrt(n))
     logp = float(stats.t.logsf(t, n - 1))
     return t, math.exp(logp), logp
+
+
+#: Loss reductions within this share of the mean held-out loss are rounding (:func:`t_greater`).
+ROUNDING = 1e-12
 
 
 # ------------------------------------------------------------------ engine
@@ -229,7 +240,8 @@ class LOCOEngine:
         base, *full = self.losses([z, *sets])
         out = []
         for lf in full:
-            t, p, logp = t_greater(base - lf)
+            tol = ROUNDING * 0.5 * float(np.mean(np.abs(base) + np.abs(lf)))
+            t, p, logp = t_greater(base - lf, tol)
             out.append((t, p, logp, base, lf))
         return out
 
