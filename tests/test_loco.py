@@ -233,6 +233,24 @@ def test_ppfs_with_the_paper_test_says_its_p_values_are_not_calibrated():
         mbstat.ppfs(alarm(), "HR", folds=1)
 
 
+def test_numpy_integer_seeds_are_recorded_and_tests_draw_theirs():
+    """A numpy integer seed is a seed like any other: recorded (it was recorded as None, so
+    the printout could not replay the run), the same result as the int; a LOCOTest made
+    with seed=None draws its seed at once, so that ``test.seed`` replays its tests."""
+    from mbstat.ci import CITester, LOCOTest
+
+    df = issue_data(2, n=200, effect=1.0)
+    res = loco_test(df, "x", "y", ["z"], model=LOGIT, seed=np.int64(5))
+    assert res.seed == 5 and type(res.seed) is int and "seed 5" in str(res)
+    assert res == loco_test(df, "x", "y", ["z"], model=LOGIT, seed=5)
+    assert ppi_test(df, "x", "y", ["z"], model="tree", B=5, seed=np.int32(2)).seed == 2
+    test = LOCOTest(model=LOGIT)
+    assert type(test.seed) is int
+    first = CITester(df, test).test("x", "y", ["z"])
+    again = CITester(df, LOCOTest(model=LOGIT, seed=test.seed)).test("x", "y", ["z"])
+    assert first.pvalue == again.pvalue
+
+
 def test_ppfs_seed_none_is_drawn_recorded_and_replays():
     df = issue_data(7, n=400, task="regression", effect=1.0)
     df["w"] = np.random.default_rng(0).normal(size=len(df))

@@ -14,6 +14,7 @@ model matrix stays on the device and only the B risks come back.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from dataclasses import dataclass, field, fields
 
@@ -62,9 +63,12 @@ def resolve_jobs(n_jobs) -> int:
 
 def drawn_seed(seed):
     """The seed a run uses: ``None`` draws a fresh int (so the result can record it and the
-    run be replayed); ints, Generators and SeedSequences are kept."""
+    run be replayed); integers become Python ints (``np.int64(3)`` is recorded as 3, not
+    lost); Generators and SeedSequences are kept."""
     if seed is None:
         return int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        return int(seed)
     return seed
 
 
@@ -563,7 +567,8 @@ class ModelTest(CITest):
     engine_class = None
 
     def __init__(self, settings: dict, seed, categorical):
-        self.settings, self.seed, self.categorical = settings, seed, categorical
+        # None draws the seed now: ``test.seed`` says how to replay the tests it makes
+        self.settings, self.seed, self.categorical = settings, drawn_seed(seed), categorical
         self._engines = {}
         self.progress = None  # called with the number of feature sets an engine computed
 
