@@ -344,7 +344,12 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None,
     if frame.shape[1] == 0:
         raise ValueError("data has no columns")
     col_names = _column_names(frame.columns, "names" if names is not None else None)
-    if columns is not None and na != "drop":  # only these columns, by position
+    if columns is not None:  # only these columns, by position
+        columns = _positions(columns, frame.shape[1])
+        if na == "drop":  # the rows incomplete in any column go, as without columns=
+            incomplete = frame.isna().to_numpy().any(axis=1)
+            if incomplete.any():
+                frame = frame.iloc[~incomplete]
         col_names = [col_names[j] for j in columns]
         series = [frame.iloc[:, j] for j in columns]
     else:
@@ -369,6 +374,24 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None,
     if len(frame) < 2:
         raise ValueError(f"data must have at least 2 rows; got {len(frame)}")
     return _assemble(columns, col_names)
+
+
+def _positions(columns, p: int) -> list:
+    """``columns`` of :func:`as_dataset` checked: distinct column positions in 0..p-1."""
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
+        raise TypeError(f"columns must be a list of column positions (int); got {columns!r}")
+    out = []
+    for j in columns:
+        if isinstance(j, bool) or not isinstance(j, numbers.Integral):
+            raise TypeError(f"columns must hold column positions (int), not names; got {j!r}")
+        if not 0 <= j < p:
+            raise ValueError(f"columns: position {j} is out of range for data with {p} columns")
+        out.append(int(j))
+    if len(set(out)) != len(out):
+        raise ValueError(f"columns: positions repeated in {out}")
+    if not out:
+        raise ValueError("columns: give at least one column position")
+    return out
 
 
 #: Columns densified (and encoded) at a time from a sparse matrix or a wide frame.

@@ -331,3 +331,23 @@ def test_vectorized_encoding_matches_the_values():
         assert [v.item() if isinstance(v, np.generic) else v for v in df[name]] == list(decoded)
     assert all(type(v) is int for v in ds.levels[2]) and ds.levels[5] == (False, True)
     assert all(type(v) is str for v in ds.levels[1] + ds.levels[3])
+
+
+def test_columns_selects_under_every_na_and_is_checked():
+    """as_dataset(columns=): the columns asked for, in that order, also with na="drop" (which
+    returned every column, silently), the rows incomplete in any column dropped as without
+    columns=; bad positions raise errors naming the parameter (were IndexError/TypeError)."""
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0, np.nan, 5.0], "b": list("xyxyx"),
+                       "c": pd.Categorical(["u", "v", "u", "v", None])})
+    full = as_dataset(df, na="drop")
+    got = as_dataset(df, columns=[2, 0], na="drop")
+    assert got.names == ("c", "a") and got.n_rows == full.n_rows == 3
+    np.testing.assert_array_equal(got.codes[:, 0], full.codes[:, 2])
+    np.testing.assert_array_equal(got.values[:, 1], full.values[:, 0])
+    assert as_dataset(df, columns=[2, 0], na="pairwise").names == ("c", "a")
+    for bad, err, msg in (([5], ValueError, "columns: position 5 is out of range"),
+                          (["a"], TypeError, "columns must hold column positions"),
+                          ([0, 0], ValueError, "columns: positions repeated"),
+                          ("a", TypeError, "columns must be a list")):
+        with pytest.raises(err, match=msg):
+            as_dataset(df, columns=bad, na="drop")
