@@ -30,16 +30,56 @@ class _Silent:
         return False
 
 
-def progress_bar(enabled, total=None, desc: str = "", unit: str = "it"):
-    """A tqdm bar (closed on exit), or a silent stand-in.
+class _Delayed(_Silent):
+    """Counts until :data:`AUTO_DELAY` seconds have passed, then opens a tqdm bar with the
+    count so far: a short run never builds one (tqdm's own ``delay`` still costs its
+    construction, about 0.3 ms a call)."""
 
-    ``enabled``: True shows the bar at once; None shows it once the run has taken
-    :data:`AUTO_DELAY` seconds (tqdm's ``delay``: nothing is printed before); False
-    (or any other false value) never shows one.
-    """
-    if enabled is not None and not enabled:
-        return _Silent()
+    def __init__(self, **kwargs):
+        from time import perf_counter
+
+        self._clock, self._kwargs = perf_counter, kwargs
+        self._start, self._n, self._bar, self._postfix = perf_counter(), 0, None, ""
+
+    def update(self, n=1):
+        if self._bar is not None:
+            self._bar.update(n)
+            return
+        self._n += n
+        if self._clock() - self._start >= AUTO_DELAY:
+            self._bar = _tqdm(initial=self._n, delay=0.0, **self._kwargs)
+            if self._postfix:
+                self._bar.set_postfix_str(self._postfix, refresh=False)
+
+    def set_postfix(self, **kwargs):
+        if self._bar is not None:
+            self._bar.set_postfix(**kwargs)
+
+    def set_postfix_str(self, s="", refresh=True):
+        self._postfix = s
+        if self._bar is not None:
+            self._bar.set_postfix_str(s, refresh=refresh)
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _tqdm(**kwargs):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, leave=False, dynamic_ncols=True,
-                delay=0.0 if enabled else AUTO_DELAY)
+    return tqdm(leave=False, dynamic_ncols=True, **kwargs)
+
+
+def progress_bar(enabled, total=None, desc: str = "", unit: str = "it"):
+    """A tqdm bar (closed on exit), or a stand-in.
+
+    ``enabled``: True shows the bar at once; None shows it at the first update after the
+    run has taken :data:`AUTO_DELAY` seconds (nothing is built or printed before); False
+    (or any other false value) never shows one.
+    """
+    if enabled is None:
+        return _Delayed(total=total, desc=desc, unit=unit)
+    if not enabled:
+        return _Silent()
+    return _tqdm(total=total, desc=desc, unit=unit, delay=0.0)

@@ -99,17 +99,19 @@ def test_learners_bar_shown_on_request_and_silent_by_default(capsys):
 
 
 def test_auto_bar_waits(monkeypatch):
-    """progress=None builds a tqdm bar with a 10 s delay; True with none."""
+    """progress=None opens a bar (with the count so far) only at an update after AUTO_DELAY
+    seconds; a short run builds none; True opens one at once."""
     import mbstat._progress as progress
 
     seen = []
 
     class Fake:
         def __init__(self, **kwargs):
-            seen.append(kwargs["delay"])
+            seen.append((kwargs.get("initial", 0), kwargs["delay"]))
+            self.n = kwargs.get("initial", 0)
 
         def update(self, n=1):
-            pass
+            self.n += n
 
         def set_postfix_str(self, s="", refresh=True):
             pass
@@ -121,5 +123,17 @@ def test_auto_bar_waits(monkeypatch):
 
     monkeypatch.setattr(tqdm.auto, "tqdm", Fake)
     mbstat.iamb(sample_alarm(), "HR", test="g2")
+    assert seen == []
     mbstat.iamb(sample_alarm(), "HR", test="g2", progress=True)
-    assert seen == [progress.AUTO_DELAY, 0.0]
+    assert seen == [(0, 0.0)]
+    clock = [0.0]
+    monkeypatch.setattr(progress, "AUTO_DELAY", 10.0)
+    bar = progress.progress_bar(None, desc="x")
+    bar._clock = lambda: clock[0]
+    bar._start = 0.0
+    bar.update(5)
+    clock[0] = 10.5
+    bar.update(2)  # past the delay: the bar opens with the 7 counted
+    bar.update(1)
+    assert seen[-1] == (7, 0.0) and bar._bar.n == 8
+    bar.close()

@@ -636,6 +636,18 @@ class CITester:
         members = {j for xk in xkeys for j in xk}
         if yi in members or not members.isdisjoint(zkey):
             self._overlap(xkeys, yi, zkey)
+        if len(xkeys) == 1 and len(xkeys[0]) == 1:  # one test (shrink phases): no arrays
+            x = xkeys[0][0]
+            index = self._pairs.get(zkey)
+            if index is not None:
+                p = self.dataset.n_cols
+                code = ((min(x, yi) * p + max(x, yi)) if self.test_obj.symmetric
+                        else x * p + yi)
+                row = index.find_one(code)
+                if row >= 0:
+                    self.n_cache_hits += 1
+                    self.elapsed += perf_counter() - t0
+                    return xkeys, yi, zkey, self._values[row:row + 1].copy()
         single = all(len(xk) == 1 for xk in xkeys)
         one = (np.arange(len(xkeys)) if single else
                np.array([i for i, xk in enumerate(xkeys) if len(xk) == 1], dtype=np.int64))
@@ -779,6 +791,16 @@ class _PairIndex:
             rows = np.concatenate([r for _, r in self.chunks])
             order = np.argsort(codes, kind="stable")
             self.chunks = [(codes[order], rows[order])]
+
+    def find_one(self, code: int) -> int:
+        """The row of one code's earliest test, -1 where none was performed."""
+        found = -1
+        for known, rows in self.chunks:
+            at = int(known.searchsorted(code))
+            if at < len(known) and known[at] == code:
+                row = int(rows[at])
+                found = row if found < 0 else min(found, row)
+        return found
 
     def find(self, codes: np.ndarray) -> np.ndarray:
         """The row of each code's earliest test, -1 where none was performed."""
