@@ -254,9 +254,10 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
         all CPUs, or >= 1).
     ranking : FSDMSResult, optional
         The result of an earlier :func:`fsdms` call on the same data and
-        target (ranked in full again if it stopped at ``D(P) = D(F)``), reused instead of recomputed (e.g. to score one sequence
-        with several classifiers); ``alpha``, ``theta`` and ``features`` are
-        then taken from it.
+        target (ranked in full again if it stopped at ``D(P) = D(F)``),
+        reused instead of recomputed (e.g. to score one sequence with several
+        classifiers); ``alpha``, ``theta`` and ``features`` are then taken
+        from it.
 
     Returns
     -------
