@@ -77,6 +77,32 @@ def test_fisher_z_on_pairwise_complete_rows():
         np.testing.assert_allclose(batch.pvalue[i], ref.pvalue, rtol=1e-9)
 
 
+def test_fisher_z_batch_mixes_complete_and_holed_candidates():
+    """Candidates complete on the rows of y and z share one batched residualization, the
+    others get their own rows; each against a hand computation (residuals of x and y on
+    [1, z] by least squares over the dropna'd rows, Fisher's z)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 6))
+    X[:, 1] += X[:, 0]
+    X[:, 3] += 0.3 * X[:, 1]
+    frame = pd.DataFrame(X, columns=list("abcdef"))
+    for col in "ce":  # b, d, f complete (they share the rows of a and c), e holed
+        frame.loc[rng.random(600) < 0.1, col] = np.nan
+    frame.loc[rng.random(600) < 0.1, "a"] = np.nan
+    z = ["c"]
+    batch = ci_test_batch(frame, ["b", "d", "e", "f"], "a", z, test="fisher_z",
+                          na="pairwise")
+    for i, x in enumerate(["b", "d", "e", "f"]):
+        sub = frame[[x, "a", *z]].dropna()
+        design = np.c_[np.ones(len(sub)), sub[z]]
+        res = sub[[x, "a"]].to_numpy()
+        res = res - design @ np.linalg.lstsq(design, res, rcond=None)[0]
+        r = np.corrcoef(res.T)[0, 1]
+        assert batch.n[i] == len(sub)
+        np.testing.assert_allclose(batch.statistic[i],
+                                   np.sqrt(len(sub) - len(z) - 3) * np.arctanh(r), rtol=1e-9)
+
+
 def test_level_under_mcar_nulls():
     """200 independent candidates, y, z: 10% of cells missing completely at random; the
     share of rejections at 0.05 stays inside a 95% Wilson interval around 0.05."""

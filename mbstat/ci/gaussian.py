@@ -42,13 +42,7 @@ class FisherZ(CITest):
             r, n = partial_correlations_from_moments(partitioned_moments(ds, xcols, y, z),
                                                      len(z))
         elif ds.missing is not None and ds.missing_columns[[y, *z, *xcols]].any():
-            values, miss = ds.numeric(), ds.missing  # test-wise deletion: per candidate
-            r, n = np.empty(len(xs)), np.empty(len(xs))
-            for i, x in enumerate(xcols):
-                kept = ~miss[:, [x, y, *z]].any(axis=1)
-                n[i] = kept.sum()
-                r[i] = partial_correlations(values[kept], y, [x], z)[0] if n[i] > len(z) + 1 \
-                    else 0.0
+            r, n = pairwise_partial_correlations(ds.numeric(), ds.missing, y, xcols, z)
         else:
             r = partial_correlations(ds.numeric(), y, xcols, z)
             n = np.full(len(xs), float(tester.n))
@@ -84,6 +78,31 @@ def partial_correlations(values, y: int, xcols, z) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (resid[:, 1:].T @ resid[:, 0]) / (norms[1:] * norms[0])
     return np.clip(np.nan_to_num(r), -1.0, 1.0)
+
+
+def pairwise_partial_correlations(values, miss, y: int, xcols, z):
+    """Partial correlations (k,) and rows (k,) of the columns ``xcols`` with y given z, each
+    over the rows complete for its own x, y and z (test-wise deletion; ``miss`` marks the
+    missing cells). The candidates complete on the rows complete for y and z share those
+    rows: one batched :func:`partial_correlations`; the others one each. Only the columns
+    of a test are copied (never the whole matrix per candidate)."""
+    z = list(z)
+    xcols = np.asarray(xcols, dtype=np.intp)
+    base = ~miss[:, [y, *z]].any(axis=1)
+    r, n = np.zeros(len(xcols)), np.empty(len(xcols))
+    shared = ~miss[np.ix_(base, xcols)].any(axis=0)
+    n[shared] = base.sum()
+    local_z = list(range(1, len(z) + 1))
+    if shared.any() and n[shared][0] > len(z) + 1:
+        block = values[np.ix_(base, [y, *z, *xcols[shared]])]
+        r[shared] = partial_correlations(block, 0, range(len(z) + 1, block.shape[1]), local_z)
+    for i in np.flatnonzero(~shared):
+        kept = base & ~miss[:, xcols[i]]
+        n[i] = kept.sum()
+        if n[i] > len(z) + 1:
+            block = values[np.ix_(kept, [y, *z, xcols[i]])]
+            r[i] = partial_correlations(block, 0, [len(z) + 1], local_z)[0]
+    return r, n
 
 
 def partial_correlations_from_moments(moments, m: int):
