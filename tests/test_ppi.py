@@ -326,3 +326,29 @@ def test_xgboost_on_the_gpu():
     assert gpu.device.startswith("cuda") and cpu.device == "cpu"
     assert gpu.pvalue < 0.01
     np.testing.assert_allclose(gpu.risk, cpu.risk, rtol=0.05)
+
+
+@pytest.mark.parametrize("metric", [None, "auc", ["logloss", "auc"], "error"])
+def test_early_stopping_keeps_the_rounds_xgboost_would(metric):
+    """The early-stopped booster has the rounds xgb.train's own early stopping keeps on the
+    same validation rows (the last metric decides, maximized for auc-like metrics: with
+    eval_metric='auc' the lowest AUC was kept, i.e. one round)."""
+    import xgboost as xgb
+
+    from mbstat.models import make_learner
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 3)).astype(np.float32)
+    y = (X[:, 0] + rng.normal(size=1500) > 0).astype(np.float32)
+    extra = {} if metric is None else {"eval_metric": metric}
+    learner = make_learner("xgboost", "classification", 2, device="cpu", params={
+        "n_estimators": 60, "early_stopping_rounds": 5, "learning_rate": 0.1, **extra})
+    booster = learner.fit(X, y, 7)
+    order = np.random.default_rng(7).permutation(1500)
+    valid, train = order[:300], order[300:]
+    params = {"tree_method": "hist", "max_depth": 4, "max_bin": 64, "learning_rate": 0.1,
+              "objective": "binary:logistic", "seed": 7, "nthread": 1, **extra}
+    ref = xgb.train(params, xgb.DMatrix(X[train], label=y[train]), 60,
+                    evals=[(xgb.DMatrix(X[valid], label=y[valid]), "valid")],
+                    early_stopping_rounds=5, verbose_eval=False)
+    assert booster.num_boosted_rounds() == ref.best_iteration + 1
