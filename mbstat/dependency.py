@@ -270,7 +270,8 @@ class _DiscreteEngine(_Engine):
     def no_blanket(self, alive, c_minus) -> list:
         if self.pairs is None:
             return super().no_blanket(alive, c_minus)
-        self.n_evals += len(alive) * (self.n_features - 1)  # the evaluations it stands for
+        # counted as the evaluations of the paper's loop it answers (len(alive) per m)
+        self.n_evals += len(alive) * (self.n_features - 1)
         return self.pairs.no_blanket(alive)
 
     def count_add(self, st, cands) -> np.ndarray:
@@ -326,7 +327,7 @@ class _DiscreteEngine(_Engine):
         n_g = int(impure.sum())
         cells = sparse.csr_array((np.ones(len(rows)), (g * k + y[rows], np.arange(len(rows)))),
                                  shape=(n_g * k, len(rows)))
-        onehot, owner, start = self._onehot()
+        onehot, start = self._onehot()
         sub = onehot[rows]
         total = per[impure].reshape(-1)  # (G * K,): rows of each group and class
         out = np.empty(len(cands), dtype=np.int64)
@@ -361,7 +362,7 @@ class _DiscreteEngine(_Engine):
             start = np.concatenate([[0], np.cumsum(self.cards - 1)])
             onehot = sparse.csc_array((np.ones(len(rows)), (rows, start[cols] + vals - 1)),
                                       shape=(self.n, int(start[-1]))).tocsr()
-            self._levels = (onehot, None, start)
+            self._levels = (onehot, start)
         return self._levels
 
 

@@ -99,7 +99,8 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, full=Fa
     the pairs that differ on at most two, and ``D(P + {a})`` from the class counts
     of the cells of the impure groups of P only. These are the same counts as the
     paper's loop (tests compare both engines on random tables); they replace its
-    ``|F|^2`` evaluations of Algorithm 2 and ``|F - P|`` re-partitions per step.
+    ``|F|^2`` evaluations of Algorithm 2 and ``|F - P|`` re-partitions per step
+    (``n_tests`` still counts the evaluations answered, as the paper's loop would).
 
     Columns with few rows per value: ``D`` counts the rows whose class is
     determined by their values, so a near-unique column (a row ID, a
