@@ -317,10 +317,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="iamb",
                    help=f"a learner of mbstat.LEARNERS: {', '.join(LEARNERS)} (default iamb)")
     p.add_argument("--alpha", type=float, help="the tests' level (default: the learner's, 0.05)")
-    p.add_argument("--test", help="a CI test of mbstat.TESTS (default: the learner's, g2)")
+    p.add_argument("--test", help="a CI test of mbstat.TESTS (default: the learner's, auto: "
+                                  "g2 / fisher_z / mi-cg by the data's kinds)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"))
     p.add_argument("--discretize", type=int, help="equal-frequency bins for float columns")
-    p.add_argument("--na", choices=("raise", "drop"))
+    p.add_argument("--na", choices=("raise", "drop", "pairwise"),
+                   help="missing values: refuse (default), drop incomplete rows, or test-wise "
+                        "deletion (CI learners)")
     p.add_argument("--sep", help="the column separator (default: detected among comma, "
                                  "semicolon and tab; 'tab' for a tab)")
     p.add_argument("--encoding", default="utf-8",

@@ -24,6 +24,7 @@ from .member_tests import member_tests
 #: Learners by name (public functions), in the order of :data:`LEARNERS`.
 METHODS = MappingProxyType({name: row.function for name, row in LEARNERS.items()})
 
-__all__ = ["LEARNERS", "Learner", "METHODS", "fbed", "fsdms", "gs_m", "iamb", "iamb_ip",
-           "inter_iamb", "learners_table", "mb_to_pc", "mbor", "member_tests", "pc_superset", "ppfs", "rgs",
+__all__ = ["LEARNERS", "Learner", "METHODS", "fast_iamb", "fbed", "fsdms", "gs_m", "hiton_mb",
+           "hiton_pc", "iamb", "iamb_fdr", "iamb_ip", "inter_iamb", "learners_table", "mb_to_pc",
+           "mbor", "member_tests", "mmmb", "mmpc", "pc_superset", "ppfs", "rgs", "si_hiton_pc",
            "sp_superset", "wfsdms"]

@@ -165,7 +165,7 @@ FAST_IAMB = Learner("fast_iamb", "ci", "fast incremental association (Fast-IAMB)
 @FAST_IAMB.front_end
 def fast_iamb(data, target, test="auto", alpha=0.05, *, min_per_cell=5, start=None, backend=None,
               candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None,
-              na="raise", **test_args) -> MBResult:
+              na="raise", progress=None, **test_args) -> MBResult:
     """Fast-IAMB: IAMB that adds several candidates per forward step (Yaramakala &
     Margaritis 2005).
 
@@ -194,7 +194,7 @@ def fast_iamb(data, target, test="auto", alpha=0.05, *, min_per_cell=5, start=No
         The "enough data" rule: the fewest rows per cell (average) a growing step may
         leave the next test (default 5, as bnlearn); None or 0 turns it off. Applies
         to tests that count tables (discrete kinds) on discrete data only.
-    start, backend, candidates, whitelist, blacklist, discretize, na, **test_args
+    start, backend, candidates, whitelist, blacklist, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb` (whitelisted features are never removed).
     max_sx : int, optional
         The largest conditioning set a test may use: no addition once the blanket has

@@ -72,7 +72,7 @@ FBED = Learner("fbed", "ci", "forward-backward selection with early dropping (FB
 @FBED.front_end
 def fbed(data, target, test="auto", alpha=0.05, *, K=1, backend=None, candidates=None,
          whitelist=None, blacklist=None, max_sx=None, discretize=None, na="raise",
-         **test_args) -> MBResult:
+         progress=None, **test_args) -> MBResult:
     """Forward-backward selection with early dropping, FBED^K (Borboudakis & Tsamardinos
     2019).
 
@@ -100,7 +100,7 @@ def fbed(data, target, test="auto", alpha=0.05, *, K=1, backend=None, candidates
         Significance level.
     K : int or None
         Extra forward runs after the first (None: until a run adds nothing, FBED^inf).
-    backend, candidates, whitelist, blacklist, discretize, na, **test_args
+    backend, candidates, whitelist, blacklist, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb` (whitelisted features start in S and are never removed).
     max_sx : int, optional
         The largest conditioning set a test may use: a run stops adding once S has more

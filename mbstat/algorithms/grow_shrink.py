@@ -606,8 +606,8 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="auto", alp
 
     Parameters
     ----------
-    data, target, test, alpha, min_per_cell, backend, candidates, discretize, na, progress, **test_args
-        As in :func:`gs_m`.
+    data, target, test, alpha, min_per_cell, backend, candidates, discretize, na, progress
+        As in :func:`gs_m`; ``**test_args`` too.
     m : int, default 1
         Largest subset size (1 to the number of candidates).
     k : int, default 1000

@@ -177,7 +177,8 @@ def iamb(data, target, test="auto", alpha=0.05, *, start=None, backend=None, can
         A column (name or position), or the target's values, one per row of
         ``data`` (which then holds the features only), as scikit-learn's ``y``.
     test : str
-        A CI test from :data:`mbstat.TESTS` (default "g2").
+        A CI test from :data:`mbstat.TESTS`; "auto" (default) chooses from the data's
+        kinds: "g2" for discrete data, "fisher_z" for continuous, "mi-cg" for mixed.
     alpha : float
         Significance level.
     backend : {"auto", "cpu", "gpu"}, optional
@@ -196,6 +197,10 @@ def iamb(data, target, test="auto", alpha=0.05, *, start=None, backend=None, can
         the growth stops once the blanket has more than ``max_sx`` members.
     discretize : int, optional
         Bin continuous columns into this many equal-frequency bins.
+    na : {"raise", "drop", "pairwise"}
+        Missing values: refused (default), every incomplete row dropped, or test-wise
+        deletion (each test on the rows complete for its own variables; consistent
+        when values are missing completely at random).
     progress : bool or None
         A progress bar (tqdm) of the tests performed: True shows it, False never;
         None (default) shows it once the run has taken 10 seconds. Every CI learner

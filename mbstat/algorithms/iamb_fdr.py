@@ -170,7 +170,7 @@ IAMB_FDR = Learner("iamb_fdr", "ci", "IAMB with false discovery rate control (IA
 @IAMB_FDR.front_end
 def iamb_fdr(data, target, test="auto", alpha=0.05, *, fdr="by", start=None, backend=None,
              candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None,
-             na="raise", **test_args) -> MBResult:
+             na="raise", progress=None, **test_args) -> MBResult:
     """IAMB with false-discovery-rate control of the blanket (Peña 2008, IAMBFDR).
 
     Each round tests every candidate against the target given the current blanket
@@ -200,7 +200,7 @@ def iamb_fdr(data, target, test="auto", alpha=0.05, *, fdr="by", start=None, bac
         "by" (default): Benjamini-Yekutieli, valid under any dependence between the
         tests, as in Peña (2008) and bnlearn; "bh": Benjamini-Hochberg, ``c(m) = 1``
         (valid under independence or positive dependence; larger blankets).
-    start, backend, candidates, whitelist, blacklist, discretize, na, **test_args
+    start, backend, candidates, whitelist, blacklist, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb` (whitelisted features are never removed).
     max_sx : int, optional
         The largest conditioning set a test may use: the search stops once the

@@ -60,7 +60,7 @@ IAMB_IP = Learner("iamb_ip", "ci", "IAMB with informative priors (IAMB-IP), {sca
 @IAMB_IP.front_end
 def iamb_ip(data, target, prior=None, threshold=0.02, alpha_d=math.log(99), *, scale="mi",
             test="auto", alpha=0.05, start=None, backend=None, candidates=None, whitelist=None,
-            blacklist=None, max_sx=None, discretize=None, na="raise",
+            blacklist=None, max_sx=None, discretize=None, na="raise", progress=None,
             **test_args) -> MBResult:
     """IAMB with a factored Bernoulli prior over the features (IAMB-IP).
 
@@ -109,7 +109,7 @@ def iamb_ip(data, target, prior=None, threshold=0.02, alpha_d=math.log(99), *, s
     alpha : float
         Level of the test on the significance scale; on both scales the level
         of the p-value table of the result.
-    start, backend, candidates, whitelist, blacklist, max_sx, discretize, na, **test_args
+    start, backend, candidates, whitelist, blacklist, max_sx, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb`.
 
     Returns

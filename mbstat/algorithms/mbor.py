@@ -369,7 +369,8 @@ def mbor(data, target, test="auto", alpha=0.05, *, correct_mb=inter_iamb, max_k=
     data : DataFrame, ndarray, Dataset or BayesianNetwork (with test="oracle")
     target : str or int
     test : str
-        A CI test from :data:`mbstat.TESTS` (default "g2", as in the paper).
+        A CI test from :data:`mbstat.TESTS` ("auto", the default, gives "g2" on discrete
+        data, as in the paper; see :func:`mbstat.iamb`).
     alpha : float
         Significance level.
     correct_mb : {inter_iamb, iamb}

@@ -416,7 +416,8 @@ _COMMON = """
     data : DataFrame, ndarray, Dataset or BayesianNetwork (with test="oracle")
     target : str, int, Series or 1-D array
     test : str
-        A CI test from :data:`mbstat.TESTS` (default "g2").
+        A CI test from :data:`mbstat.TESTS` ("auto", the default, chooses from the data's
+        kinds, as in :func:`mbstat.iamb`).
     alpha : float
         Significance level.
     max_k : int or None
@@ -437,6 +438,7 @@ _COMMON = """
         search as parent/child or spouse (a parent of a whitelisted spouse is not
         taken for a spouse), among the parents and children when the search does not
         find them. Blacklisted ones are in no search, nor in any conditioning set.
+        ``na`` and ``progress`` as in :func:`mbstat.iamb`.
     max_sx : int, optional
         The largest conditioning set any test may use: the elimination searches
         subsets of at most ``min(max_k, max_sx)`` variables, and a spouse test that
@@ -452,7 +454,7 @@ def _doc(text: str) -> str:
 @MMPC.front_end
 def mmpc(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
          candidates=None, whitelist=None, blacklist=None, max_sx=None,
-         discretize=None, na="raise", **test_args) -> MBResult:
+         discretize=None, na="raise", progress=None, **test_args) -> MBResult:
     """Max-Min Parents and Children (MMPC; Tsamardinos, Aliferis & Statnikov 2003).
 
     MMPC-bar (Figure 2). Forward phase: repeatedly add to CPC the candidate of
@@ -477,7 +479,7 @@ def mmpc(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", back
 @MMMB.front_end
 def mmmb(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
          candidates=None, whitelist=None, blacklist=None, max_sx=None,
-         discretize=None, na="raise", **test_args) -> MBResult:
+         discretize=None, na="raise", progress=None, **test_args) -> MBResult:
     """Max-Min Markov Blanket (MMMB; Tsamardinos, Aliferis & Statnikov 2003).
 
     PC(T) by :func:`mmpc`, then the spouses (MMMB's step, as GLL-MB's step 4 of
@@ -497,7 +499,7 @@ def mmmb(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", back
 @HITON_PC.front_end
 def hiton_pc(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
              candidates=None, whitelist=None, blacklist=None, max_sx=None,
-             discretize=None, na="raise", **test_args) -> MBResult:
+             discretize=None, na="raise", progress=None, **test_args) -> MBResult:
     """HITON-PC, interleaved (Aliferis et al. 2010, GLL-PC of Figure 2).
 
     Inclusion heuristic: sort the candidates by univariate association with T and
@@ -517,7 +519,7 @@ def hiton_pc(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", 
 @HITON_MB.front_end
 def hiton_mb(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", backend=None,
              candidates=None, whitelist=None, blacklist=None, max_sx=None,
-             discretize=None, na="raise", **test_args) -> MBResult:
+             discretize=None, na="raise", progress=None, **test_args) -> MBResult:
     """HITON-MB (Aliferis et al. 2010, GLL-MB of Figure 7 with HITON-PC).
 
     PC(T) by :func:`hiton_pc`, then the spouses as in :func:`mmmb`: Y in PC(X) for
@@ -535,7 +537,7 @@ def hiton_mb(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and", 
 @SI_HITON_PC.front_end
 def si_hiton_pc(data, target, test="auto", alpha=0.05, *, max_k=3, symmetry="and",
                 backend=None, candidates=None, whitelist=None, blacklist=None, max_sx=None,
-                discretize=None, na="raise", **test_args) -> MBResult:
+                discretize=None, na="raise", progress=None, **test_args) -> MBResult:
     """Semi-interleaved HITON-PC (Aliferis et al. 2010, Figure 4; bnlearn's
     ``si.hiton.pc``).
 

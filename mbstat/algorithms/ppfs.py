@@ -61,8 +61,8 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     n_jobs : int, optional
         Fits running at once (-1: all CPUs). Default: all CPUs for "xgboost"
         (threads), 1 for other models (worker processes cost more than small
-        fits). Processes take whole folds when K >= n_jobs; threads (and processes when K < n_jobs) share the tests
-        of each phase, or the splits of one test.
+        fits). Processes take whole folds when K >= n_jobs; threads (and processes
+        when K < n_jobs) share the tests of each phase, or the splits of one test.
     seed : None, int or numpy Generator
         Folds, splits, permutations and model seeds; same seed, same result
         (whatever ``n_jobs``). None draws a seed, recorded in ``result.seed`` and

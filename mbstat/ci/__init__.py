@@ -39,9 +39,10 @@ def ci_test(data, x, y, z=(), test="auto", *, alpha=0.05, backend=None, discreti
     z : variables, optional
         Conditioning set.
     test : str
-        One of :data:`TESTS` (see :func:`tests_table`): "g2" (default),
-        "g2-adf", "x2", "x2-adf", "sp-g2", "sp-x2", "mc-g2", "mc-x2", "fisher_z", "ppi",
-        "oracle", "exact".
+        One of :data:`TESTS` (see :func:`tests_table`): "auto" (default: "g2" on
+        discrete data, "fisher_z" on continuous, "mi-cg" on mixed), "g2", "g2-adf", "x2",
+        "x2-adf", "sp-g2", "sp-x2", "mc-g2", "mc-x2", "fisher_z", "spearman",
+        "normal-scores", "rcot", "mi-cg", "reg-lr", "loco", "ppi", "oracle", "exact".
     alpha : float
         Level of the decision reported by ``result.independent``.
     backend : {"auto", "cpu", "gpu"}, optional
