@@ -169,6 +169,26 @@ def test_reg_lr_collinear_candidate_adds_nothing_and_is_not_symmetric():
         ci_test(df, "c1", "c3", test="reg-lr", model="logistic")
 
 
+def test_reg_lr_rank_does_not_depend_on_the_columns_units():
+    # the LR is invariant to the scale of x and z: a 1e-12-scaled x or z keeps its column
+    # (was dropped: p = 1, or z not conditioned on), a constant 1e8 x adds none (was a
+    # rounding-noise column tested with df 1)
+    rng = np.random.default_rng(3)
+    n = 200
+    z = rng.normal(size=n)
+    x = 0.6 * z + rng.normal(size=n)
+    y = z + 0.2 * x + rng.normal(size=n)
+    X0 = sm.add_constant(z[:, None])
+    ref = sm.OLS(y, np.column_stack([X0, x])).fit().compare_lr_test(sm.OLS(y, X0).fit())
+    for xs, zs in [(1e-12, 1.0), (1.0, 1e-12), (1e8, 1e8)]:
+        df = pd.DataFrame({"x": xs * x, "y": y, "z": zs * z})
+        r = ci_test(df, "x", "y", ["z"], test="reg-lr")
+        assert r.df == 1 and r.statistic == pytest.approx(ref[0], rel=1e-8), (xs, zs)
+    df = pd.DataFrame({"x": np.full(n, 1e8), "y": y, "z": z})
+    r = ci_test(df, "x", "y", ["z"], test="reg-lr")
+    assert r.df == 0 and r.statistic == 0 and r.pvalue == 1
+
+
 # ------------------------------------------------------------------ spearman, rcot
 def _ranks_residual(df, cols, z):
     R = df.rank()

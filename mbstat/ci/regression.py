@@ -30,14 +30,24 @@ __all__ = ["RegressionLR", "MODELS", "fit_logit"]
 MODELS = ("auto", "gaussian", "logistic", "multinomial")
 
 
+def _unit(M):
+    """The columns of M scaled to unit length (all-zero columns dropped): the span is the
+    same, and the rank tolerances below no longer depend on the columns' units."""
+    norms = np.sqrt(np.einsum("ij,ij->j", M, M))
+    keep = norms > 0
+    return M[:, keep] / norms[keep]
+
+
 def _orthonormal(M, tol=1e-9):
-    """An orthonormal basis (n, r) of the column span of M (an SVD, small singular values
-    relative to sqrt(n) dropped)."""
+    """An orthonormal basis (n, r) of the column span of M, whose columns have length at
+    most 1 (an SVD; singular values below ``tol`` dropped). Callers scale their columns
+    by :func:`_unit` first, so that a column's units (1e-12 or 1e8) never decide the
+    rank: a tiny x or z keeps its column, and an x that z spans, up to rounding, adds
+    none (statsmodels' ``df_diff`` of 0)."""
     if not M.shape[1]:
         return M
     u, s, _ = np.linalg.svd(M, full_matrices=False)
-    scale = max(s[0], 1.0) if len(s) else 1.0
-    return u[:, s > tol * scale]
+    return u[:, s > tol]
 
 
 def block(dataset, cols) -> np.ndarray:
@@ -180,11 +190,11 @@ class RegressionLR(PermutableTest):
         ds = tester.dataset
         n = tester.n
         model = self._model(ds, y)
-        Qz = _orthonormal(np.column_stack([np.ones(n), block(ds, z)]))
+        Qz = _orthonormal(_unit(np.column_stack([np.ones(n), block(ds, z)])))
         # each candidate's columns with z partialled out, as an orthonormal basis
         bases = []
         for xk in xs:  # one small projection per candidate (its own columns)
-            X = block(ds, xk)
+            X = _unit(block(ds, xk))
             bases.append(_orthonormal(X - Qz @ (Qz.T @ X)))
         ranks = np.array([b.shape[1] for b in bases], dtype=np.float64)
         if model == "gaussian":
