@@ -114,6 +114,20 @@ def test_mi_cg_singular_model_is_independence():
         assert r.statistic == 0 and r.pvalue == 1, (x, y)
 
 
+def test_mi_cg_does_not_depend_on_the_units_of_x_or_zc():
+    # x (the regressor of y) at 1e-9 was taken for a constant (statistic 0) and a zc at
+    # 1e-12 was dropped from the design (not conditioned on); a constant 1e8 x is singular
+    df = mixed_frame(300, 2)
+    ref = ci_test(df, "c1", "c3", ["c2", "d1"], test="mi-cg")
+    assert ref.statistic > 0
+    for col, scale in [("c1", 1e-9), ("c2", 1e-12), ("c2", 1e9)]:
+        scaled = df.assign(**{col: df[col] * scale})
+        r = ci_test(scaled, "c1", "c3", ["c2", "d1"], test="mi-cg")
+        assert r.statistic == pytest.approx(ref.statistic, rel=1e-8), (col, scale)
+    r = ci_test(df.assign(c1=1e8), "c1", "c3", ["c2", "d1"], test="mi-cg")
+    assert r.statistic == 0 and r.pvalue == 1
+
+
 # ------------------------------------------------------------------ reg-lr vs statsmodels
 def _sm_design(df, cols):
     parts = [np.ones((len(df), 1))]

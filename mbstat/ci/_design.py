@@ -70,8 +70,9 @@ def _groups(g, G):
 
 def grouped_residuals(Y, D, g, G):
     """Residuals of the columns of Y (n, k) on D (n, p) by least squares within each
-    group of ``g`` (codes 0..G-1); rank-deficient designs handled by an SVD (singular
-    values below 1e-10 of the largest dropped). Returns (E (n, k), counts (G,))."""
+    group of ``g`` (codes 0..G-1); rank-deficient designs handled by an SVD of the design's
+    columns scaled to unit length in the group (singular values below 1e-10 of the largest
+    dropped), so that a column's units never decide the rank. Returns (E (n, k), counts (G,))."""
     Y = np.asarray(Y, dtype=np.float64)
     E = np.empty_like(Y)
     parts, counts = _groups(g, G)
@@ -79,6 +80,8 @@ def grouped_residuals(Y, D, g, G):
         if not len(idx):
             continue
         d = D[idx]
+        norms = np.sqrt(np.einsum("ij,ij->j", d, d))
+        d = d[:, norms > 0] / norms[norms > 0]  # unit columns: the rank cut is unit-free
         if d.shape[1]:
             u, s, _ = np.linalg.svd(d, full_matrices=False)
             u = u[:, s > 1e-10 * max(s[0], 1e-300)] if len(s) else u[:, :0]

@@ -41,6 +41,9 @@ from ._design import (MACHINE_TOL, PermutableTest, chi2_table, column_values, co
 __all__ = ["ConditionalGaussian", "cg_loglik"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
+#: A continuous x whose residual given zc has a sd below this share of its root mean
+#: square in a stratum is constant there (rounding: about 1e-16).
+_FLAT = 1e-12
 
 
 def cg_loglik(rss, counts, p: int) -> np.ndarray:
@@ -122,16 +125,17 @@ class ConditionalGaussian(PermutableTest):
                 X = column_values(ds, [cols[i] for i in cont_pos])
                 E, counts = grouped_residuals(np.column_stack([yv, X]), D, g0, G0)
                 sums = group_sums(np.column_stack([E[:, :1] ** 2, E[:, :1] * E[:, 1:],
-                                                   E[:, 1:] ** 2]), g0, G0)
+                                                   E[:, 1:] ** 2, X ** 2]), g0, G0)
                 k = len(cont_pos)
-                syy, sxy, sxx = sums[:, 0], sums[:, 1:k + 1], sums[:, k + 1:]
+                syy, sxy, sxx = sums[:, 0], sums[:, 1:k + 1], sums[:, k + 1:2 * k + 1]
+                raw = sums[:, 2 * k + 1:]  # x's own scale in each stratum
                 with np.errstate(divide="ignore", invalid="ignore"):
                     rss1 = syy[:, None] - np.where(sxx > 0, sxy ** 2 / sxx, 0.0)
                 ll0 = cg_loglik(syy, counts, p)
                 ll1 = cg_loglik(np.maximum(rss1, 0.0).T, counts, p + 1)
-                # x constant given zc in a stratum: a singular design, in either direction
-                flat = ((sxx <= MACHINE_TOL ** 2 * np.maximum(syy[:, None], 1.0))
-                        & (counts[:, None] > 0)).any(axis=0)
+                # x constant given zc in a stratum (its residual sd below 1e-12 of its
+                # root mean square there, whatever x's units): a singular design
+                flat = ((sxx <= _FLAT ** 2 * raw) & (counts[:, None] > 0)).any(axis=0)
                 ll1[flat] = -np.inf
                 stat[cont_pos] = _lr(ll1, ll0)
                 df[cont_pos] = L
