@@ -324,6 +324,11 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None,
     if isinstance(data, Dataset):
         if names is not None:
             raise ValueError("names cannot be given with a Dataset, which already has names")
+        if na == "drop" and data.partitioned and data.keeps_missing:
+            raise ValueError(
+                "na='drop': this data set in partitions was encoded with na='pairwise' and "
+                "keeps its missing cells; encode the Dask DataFrame with na='drop' "
+                "(as_dataset(frame, na='drop')) to drop the incomplete rows")
         if data.missing is not None and na == "drop":  # (the default "raise" keeps the
             data = as_dataset(data.to_frame(), na="drop")  # missing cells it was encoded with)
         if discretize is not None and CONTINUOUS in data.kinds:
