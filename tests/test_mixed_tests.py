@@ -348,3 +348,21 @@ def test_permutation_calibration_agrees_refuses_continuous_z_and_is_reproducible
         assert d.pvalue == b.pvalue[-1]
     with pytest.raises(ValueError, match="continuous columns \\['zc'\\]"):
         ci_test(df, "x", "y", ["zc"], test="mi-cg", calibration="permutation")
+
+
+def test_auto_warns_when_a_many_level_integer_column_makes_mi_cg_singular():
+    # an integer column is discrete: 150+ levels in 300 rows made every mi-cg test of it
+    # singular, read as independence (p = 1) without a word
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.integers(0, 200, 300), "y": rng.normal(size=300),
+                       "z": rng.normal(size=300)})
+    df["y"] += df.x / 50
+    with pytest.warns(UserWarning, match=r"'x' \(\d+ levels.*read as independence"):
+        r = ci_test(df, "x", "y", ["z"])
+    assert r.test == "mi-cg" and r.pvalue == 1
+    r = ci_test(df.astype({"x": float}), "x", "y", ["z"])  # as the warning advises
+    assert r.test == "fisher_z" and r.pvalue < 1e-6
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ci_test(mixed_frame(), "c1", "c2", ["d1"])  # common levels: no warning

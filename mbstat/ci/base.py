@@ -479,11 +479,16 @@ class CITester:
         #: Why the test was chosen (``test="auto"``), or None for a test named by the caller.
         self.test_reason = None
         if isinstance(test, str) and test == "auto":  # chosen from the data's kinds
-            from .registry import choose_test
+            from .registry import choose_test, rare_levels_warning
 
             self.dataset = as_dataset(data, na=na, discretize=discretize)
             test, reason = choose_test(self.dataset.kinds)
             self.test_reason = f'test="auto" chose {test!r}: {reason}'
+            rare = rare_levels_warning(self.dataset, test)
+            if rare:
+                import warnings
+
+                warnings.warn(rare, UserWarning, stacklevel=3)
         self.test_obj = make_test(test, data=data, **test_args)
         if self.test_reason is None:
             if self.test_obj.kind == "oracle" and not isinstance(

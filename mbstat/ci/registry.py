@@ -17,7 +17,7 @@ from .loco import LOCOTest
 from .ppi import PPITest
 from .rank import NormalScores, Spearman
 
-__all__ = ["TESTS", "choose_test", "make_test", "tests_table"]
+__all__ = ["TESTS", "choose_test", "make_test", "rare_levels_warning", "tests_table"]
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,37 @@ def choose_test(kinds) -> tuple:
     if kinds == {"continuous"}:
         return "fisher_z", "all variables are continuous"
     return "mi-cg", "the data mixes discrete and continuous variables"
+
+
+#: A discrete column with a level seen in at most this many rows makes mi-cg singular.
+_RARE_ROWS = 2
+
+
+def rare_levels_warning(dataset, test: str):
+    """A warning text when ``test="auto"`` chose mi-cg and a discrete column has a level seen
+    in at most 2 rows (an integer column of counts or identifiers is discrete: 200 levels in
+    300 rows): the regressions within that column's strata have no residual degrees of
+    freedom, so mi-cg reads every test of it as independence (statistic 0, p = 1, bnlearn's
+    rule for singular models). None otherwise."""
+    import numpy as np
+
+    if test != "mi-cg":
+        return None
+    found = []
+    for j, kind in enumerate(dataset.kinds):
+        if kind == "continuous":
+            continue
+        counts = np.bincount(np.asarray(dataset.codes[:, j], dtype=np.intp))
+        seen = counts[counts > 0]
+        if len(seen) and seen.min() <= _RARE_ROWS:
+            found.append(f"{dataset.names[j]!r} ({len(seen)} levels, "
+                         f"{int((seen <= _RARE_ROWS).sum())} seen in at most {_RARE_ROWS} rows)")
+    if not found:
+        return None
+    return (f'test="auto" chose \'mi-cg\' but discrete column(s) {", ".join(found[:5])}'
+            f'{" and more" if len(found) > 5 else ""} have rare levels: mi-cg\'s regressions '
+            "within their strata are singular and read as independence (p = 1). Give count-"
+            "like integer columns as floats (continuous), merge rare levels, or choose a test")
 
 
 class UnknownTestArguments(TypeError):
