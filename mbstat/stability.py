@@ -8,7 +8,7 @@ bnlearn's ``boot.strength`` does for the arcs of a network.
 The data are encoded once (:class:`mbstat.data.Dataset`); a resample takes rows of the
 codes, so every resample has the levels of the full data. Resample r's rows come from
 ``SeedSequence(seed, spawn_key=(r, 0))`` (a randomized learner's seed from
-``spawn_key=(r, 1)``), so the result is the same for any ``n_jobs`` and any joblib backend
+``spawn_key=(r, 1)``; in the full-data run from ``(0, 2)``), so the result is the same for any ``n_jobs`` and any joblib backend
 (threads, loky processes, or Dask through ``joblib.parallel_config(backend="dask")``), and
 the first R' resamples of a run with R > R' are those of the run with R'.
 """
@@ -214,7 +214,7 @@ def _stability_runs(data, targets, method, R, *, resample, fraction, threshold, 
     if row.kind == "ci" or "progress" in row.parameters:  # no bar per run: one over resamples
         params.setdefault("progress", False)
     # the full-data runs first: they check the learner's arguments before any resample
-    full = {t: row.function(ds, t, **params, **_seed_arg(randomized, entropy, R))
+    full = {t: row.function(ds, t, **params, **_seed_arg(randomized, entropy, None))
             for t in targets}
     runs = _run_resamples(ds, targets, row.function, params, randomized, entropy, R, n, size,
                           replace, n_jobs, progress, desc=f"{method}: {name}")
@@ -235,7 +235,7 @@ def _stability_runs(data, targets, method, R, *, resample, fraction, threshold, 
     return results
 
 
-def _seed_arg(randomized: bool, entropy: int, r: int) -> dict:
+def _seed_arg(randomized: bool, entropy: int, r: int | None) -> dict:
     return {"seed": learner_seed(entropy, r)} if randomized else {}
 
 

@@ -130,7 +130,12 @@ def test_randomized_learner_gets_a_seed_per_resample(alarm):
     one = mbstat.stability(alarm, "HR", "rgs", **args)
     two = mbstat.stability(alarm, "HR", "rgs", n_jobs=2, **args)
     assert one == two
-    assert one.full.params["seed"] == stab.learner_seed(2, 6)
+    assert one.full.params["seed"] == stab.learner_seed(2, None)
+    # the full-data run's seed is no resample's and does not depend on R (it was resample
+    # R's: a run with R = 6 had as full-data seed the seventh resample's of a longer run)
+    longer = mbstat.stability(alarm, "HR", "rgs", **{**args, "R": 7})
+    assert longer.full.params["seed"] == one.full.params["seed"]
+    assert one.full.params["seed"] not in {stab.learner_seed(2, r) for r in range(7)}
     fixed = mbstat.stability(alarm, "HR", "rgs", learner_args={"seed": 4}, **args)
     assert fixed.full.params["seed"] == 4
 

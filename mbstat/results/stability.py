@@ -58,9 +58,11 @@ def resample_rows(entropy: int, r: int, n: int, size: int, replace: bool) -> np.
     return np.sort(rows)
 
 
-def learner_seed(entropy: int, r: int) -> int:
-    """The seed a randomized learner gets in resample ``r`` (r = R: the full-data run)."""
-    return int(np.random.SeedSequence(entropy, spawn_key=(r, 1)).generate_state(1)[0])
+def learner_seed(entropy: int, r: int | None) -> int:
+    """The seed a randomized learner gets in resample ``r`` (``spawn_key=(r, 1)``), or in the
+    full-data run for r = None (``spawn_key=(0, 2)``: not any resample's, whatever R)."""
+    key = (0, 2) if r is None else (r, 1)
+    return int(np.random.SeedSequence(entropy, spawn_key=key).generate_state(1)[0])
 
 
 def _freq(value: float) -> str:
