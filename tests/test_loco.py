@@ -251,6 +251,29 @@ def test_numpy_integer_seeds_are_recorded_and_tests_draw_theirs():
     assert first.pvalue == again.pvalue
 
 
+def test_a_test_on_a_wide_frame_encodes_its_own_columns(monkeypatch):
+    """loco_test/ppi_test on a DataFrame encode only x, the target, z and the columns named
+    in categorical= (every column was encoded: 0.95 s for one test on 2,000 x 3,000), with
+    the same result as on the whole data set."""
+    import mbstat.data
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(200, 40)), columns=[f"v{j}" for j in range(40)])
+    df["k"] = rng.integers(0, 3, 200)
+    df["y"] = (df.v0 + rng.normal(size=200) > 0).astype(int)
+    whole = loco_test(as_dataset(df), "v1", "y", ["v0", "k"], model=LOGIT, seed=0,
+                      categorical=["k"])
+    seen = []
+    encode = mbstat.data._encode_column
+    monkeypatch.setattr(mbstat.data, "_encode_column",
+                        lambda name, *a: seen.append(name) or encode(name, *a))
+    got = loco_test(df, "v1", "y", ["v0", "k"], model=LOGIT, seed=0, categorical=["k"])
+    assert sorted(seen) == ["k", "v0", "v1", "y"] and got == whole
+    seen.clear()
+    ppi_test(df, 1, "y", "v0", model="tree", B=5, seed=0)
+    assert sorted(seen) == ["v0", "v1", "y"]
+
+
 def test_ppfs_seed_none_is_drawn_recorded_and_replays():
     df = issue_data(7, n=400, task="regression", effect=1.0)
     df["w"] = np.random.default_rng(0).normal(size=len(df))

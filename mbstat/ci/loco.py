@@ -71,7 +71,7 @@ from ..models import encode_features, make_learner, per_sample_loss
 from .base import (ASYMPTOTIC, CIBatch, Query, _set_label, as_matrix, format_pvalue,
                    plural, results_table)
 from .ppi import (ModelResult, ModelTest, _rng, check_ppi_args, drawn_seed, encode_target,
-                  feature_positions, resolve_query)
+                  resolve_query)
 
 __all__ = ["LOCO_XGBOOST", "LOCOEngine", "LOCOResult", "LOCOTest", "loco_test", "t_greater"]
 
@@ -328,10 +328,10 @@ def loco_test(data, x, target, z=(), model="xgboost", folds=5, task="auto", seed
     check_ppi_args(model, 5, 0.2, task, seed, n_jobs, parallel, device, model_params)
     folds = check_folds(folds)
     seed = drawn_seed(seed)
-    ds, t, xs, zs = resolve_query(data, x, target, z, task, na, "loco_test")
+    ds, t, xs, zs, cats = resolve_query(data, x, target, z, task, na, "loco_test", categorical)
     engine = LOCOEngine(ds, t, model=model, folds=folds, task=task, seed=seed, device=device,
                         n_jobs=n_jobs, parallel=parallel, model_params=model_params,
-                        categorical=feature_positions(ds, categorical, t))
+                        categorical=cats)
     out = engine.test_many([xs], zs)
     (_, _, _, base, full), = out
     table = _table(out)

@@ -86,12 +86,21 @@ def feature_positions(dataset, categorical, target: int) -> tuple:
     return tuple(cols)
 
 
-def resolve_query(data, x, target, z, task: str, na: str, caller: str):
-    """(dataset, target, x, z) of one model-based test, as positions, checked: x not empty,
-    the target in neither x nor z, x and z disjoint; a float target that ``task="auto"``
-    reads as class labels re-encoded as classes."""
+def resolve_query(data, x, target, z, task: str, na: str, caller: str, categorical=None):
+    """(dataset, target, x, z, categorical) of one model-based test, as positions, checked:
+    x not empty, the target in neither x nor z, x and z disjoint; a float target that
+    ``task="auto"`` reads as class labels re-encoded as classes. A DataFrame is encoded in
+    the columns the test names only (x, target, z and ``categorical``), in the frame's
+    order (as ``ci_test`` does): a test on a wide frame does not encode every column."""
     from ..data import as_dataset
+    from . import _used_columns
 
+    single = isinstance(z, (str, numbers.Integral)) or z is None
+    z = [] if z is None else [z] if single else list(z)
+    extra = [] if categorical is None else [categorical] if isinstance(
+        categorical, (str, numbers.Integral)) else list(categorical)
+    data, (x, target, named) = _used_columns(data, (x, target, [*z, *extra]), na, None)
+    z, categorical = named[:len(z)], (named[len(z):] if extra else None)
     ds = as_dataset(data, na=na)
     ds.require_complete(caller)
     t = ds.index(target, "target")
@@ -105,7 +114,7 @@ def resolve_query(data, x, target, z, task: str, na: str, caller: str):
         raise ValueError(f"the target {ds.names[t]!r} cannot be in x or z")
     if set(xs) & set(zs):
         raise ValueError("x and z overlap; they must be disjoint")
-    return ds, t, xs, zs
+    return ds, t, xs, zs, feature_positions(ds, categorical, t)
 
 
 def _rng(seed) -> np.random.Generator:
@@ -528,11 +537,10 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     alpha = v.check_alpha(alpha)
     check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
     seed = drawn_seed(seed)
-    ds, t, xs, zs = resolve_query(data, x, target, z, task, na, "ppi_test")
+    ds, t, xs, zs, cats = resolve_query(data, x, target, z, task, na, "ppi_test", categorical)
     engine = PPIEngine(ds, t, model=model, B=B, test_size=test_size, task=task, seed=seed,
                        device=device, n_jobs=n_jobs, parallel=parallel,
-                       model_params=model_params,
-                       categorical=feature_positions(ds, categorical, t))
+                       model_params=model_params, categorical=cats)
     out = engine.test_many([xs], zs, speculate=False)
     (_, _, _, r, rp), = out
     table = _table(out)
