@@ -41,7 +41,12 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         Keep the stable blanket instead of one run's: the number of resamples R, or the
         arguments of :func:`mbstat.stability` (``{"R": 200, "pfer": 1, "seed": 0}``,
         ``threshold``, ``resample``, ``n_jobs``). Without a ``seed`` in it, every fit
-        draws its own resamples (the seed used is in ``result_.seed``).
+        draws its own resamples (the seed used is in ``result_.seed``) unless
+        ``random_state`` is set.
+    random_state : None, int, numpy RandomState or Generator
+        With ``stability``: the seed of the resamples (scikit-learn's convention; an int is
+        passed as ``seed``, a RandomState draws one). None: every fit draws its own. A
+        ``seed`` in ``stability`` takes precedence.
 
     Attributes
     ----------
@@ -52,7 +57,7 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     """
 
     def __init__(self, method="iamb", alpha=None, test=None, discretize="auto", params=None,
-                 backend=None, stability=None):
+                 backend=None, stability=None, random_state=None):
         self.method = method
         self.alpha = alpha
         self.test = test
@@ -60,6 +65,7 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         self.params = params
         self.backend = backend
         self.stability = stability
+        self.random_state = random_state
 
     def fit(self, X, y):
         """Learn the blanket of y among the columns of X."""
@@ -105,13 +111,20 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     def _stability_args(self) -> dict:
         """The arguments of :func:`mbstat.stability` that ``stability`` gives."""
         if isinstance(self.stability, dict):
-            return dict(self.stability)
-        if isinstance(self.stability, (int, np.integer)) and not isinstance(self.stability,
-                                                                            bool):
-            return {"R": int(self.stability)}
-        raise TypeError("stability must be the number of resamples R or a dict of "
-                        "mbstat.stability's arguments; got "
-                        f"{type(self.stability).__name__} {self.stability!r}")
+            args = dict(self.stability)
+        elif isinstance(self.stability, (int, np.integer)) and not isinstance(self.stability,
+                                                                              bool):
+            args = {"R": int(self.stability)}
+        else:
+            raise TypeError("stability must be the number of resamples R or a dict of "
+                            "mbstat.stability's arguments; got "
+                            f"{type(self.stability).__name__} {self.stability!r}")
+        state = self.random_state
+        if state is not None and "seed" not in args:
+            if isinstance(state, np.random.RandomState):
+                state = int(state.randint(0, 2**31 - 1))
+            args["seed"] = state  # an int or a Generator: checked by mbstat.stability
+        return args
 
     def _bins(self, frame, test):
         if self.discretize != "auto":

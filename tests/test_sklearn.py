@@ -16,6 +16,21 @@ def test_passes_scikit_learn_estimator_checks():
     assert failed == []
 
 
+def test_stability_selector_passes_estimator_checks_through_random_state():
+    # stability=R drew new resamples per fit, so fit_transform and fit + transform kept
+    # different columns (check_transformer_general failed); random_state (set to 0 by the
+    # checks, as for any randomized estimator) now seeds the resamples
+    results = check_estimator(MarkovBlanketSelector(stability=5), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])) for r in results if r["status"] == "failed"]
+    assert failed == []
+    X = np.random.default_rng(0).integers(0, 2, (200, 4))
+    y = X[:, 0] ^ (np.random.default_rng(1).random(200) < 0.1)
+    a = MarkovBlanketSelector(stability=5, random_state=7).fit(X, y).result_
+    assert a.seed == 7 and a == MarkovBlanketSelector(stability=5, random_state=7).fit(X, y).result_
+    given = MarkovBlanketSelector(stability={"R": 5, "seed": 3}, random_state=7).fit(X, y)
+    assert given.result_.seed == 3  # the dict's seed takes precedence
+
+
 @pytest.fixture(scope="module")
 def asia():
     frame = load_network("asia").sample(20000, seed=2)
