@@ -366,3 +366,21 @@ def test_auto_warns_when_a_many_level_integer_column_makes_mi_cg_singular():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ci_test(mixed_frame(), "c1", "c2", ["d1"])  # common levels: no warning
+
+
+def test_permutation_batches_keep_the_ranks_of_the_callers_data(monkeypatch):
+    # the permuted statistics replaced spearman's cached ranks by those of the last
+    # permuted data set, so every later batch re-ranked all the columns of the data
+    import mbstat.ci.rank as rank
+
+    widths = []
+    original = rank.ranked_dataset
+    monkeypatch.setattr(rank, "ranked_dataset",
+                        lambda ds, ns=False: widths.append(ds.n_cols) or original(ds, ns))
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(100, 8)), columns=[f"c{i}" for i in range(8)])
+    df["d"] = pd.Categorical(rng.integers(0, 2, 100))
+    t = CITester(df, "spearman", calibration="permutation", B=5)
+    t.test_many(["c1", "c2"], "c0", ["d"])
+    t.test_many(["c4", "c5"], "c3", ["d"])
+    assert widths.count(df.shape[1]) == 1  # the full data ranked once

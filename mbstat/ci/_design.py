@@ -138,6 +138,7 @@ def permutation_table(test, tester, xs, y, z, table, B: int, seed: int):
     Dataset per permutation); the generator is seeded by ``seed`` and the contents of y
     and z, so a candidate gets the same p-value in any batch and any order of the columns.
     """
+    import copy
     import dataclasses
     import zlib
 
@@ -166,6 +167,9 @@ def permutation_table(test, tester, xs, y, z, table, B: int, seed: int):
     observed = np.abs(np.asarray(table["statistic"], dtype=np.float64))  # z: two-sided
     exceed = np.zeros(len(xs))
     order = np.argsort(g, kind="stable")
+    # a copy computes the permuted statistics: a cache the test keeps of its data (the
+    # ranks of spearman's) stays that of the caller's data, not the last permutation's
+    worker = copy.copy(test)
     for _ in range(B):  # one data set per permutation: the test's own columns only
         shuffled = np.lexsort((rng.random(n), g))  # rows sorted by stratum, random within
         perm = np.empty(n, dtype=np.intp)
@@ -177,7 +181,7 @@ def permutation_table(test, tester, xs, y, z, table, B: int, seed: int):
             values = np.array(sub.values, order="F")
             values[:, xpos] = sub.values[perm][:, xpos]
         permuted = dataclasses.replace(sub, codes=codes, values=values)
-        stat = test.asymptotic(CITester(permuted, test), xs_s, y_s, z_s)["statistic"]
+        stat = worker.asymptotic(CITester(permuted, worker), xs_s, y_s, z_s)["statistic"]
         exceed += np.abs(stat) >= observed * (1 - 1e-9)
     p = (1.0 + exceed) / (B + 1.0)
     out = table.copy()
