@@ -364,15 +364,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        if args.command == "demo":
-            return demo(args.rows, args.seed, plot=args.plot)
-        if args.command == "select":
-            return select(args)
-        return vignettes(args)
-    except UsageError as exc:
-        print(f"mbstat {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        # a warning in the command line's words, not a Python source location
+        print(f"mbstat {args.command}: warning: {message}", file=file or sys.stderr)
+
+    with warnings.catch_warnings():  # restores warnings.showwarning on the way out
+        warnings.showwarning = show
+        try:
+            if args.command == "demo":
+                return demo(args.rows, args.seed, plot=args.plot)
+            if args.command == "select":
+                return select(args)
+            return vignettes(args)
+        except UsageError as exc:
+            print(f"mbstat {args.command}: error: {exc}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

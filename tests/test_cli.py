@@ -171,3 +171,13 @@ def test_select_reports_read_problems_in_one_line(tmp_path):
     out = run("select", str(path), "--target", "y")
     assert out.returncode == 2 and "column 'b' mixes numbers and text" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_warnings_are_printed_in_the_command_lines_words(csv):
+    # a warning came out as Python's "/.../mbstat/cli.py:243: UserWarning: ..." and the
+    # source line of the call
+    out = run("select", str(csv), "--target", "either", "--method", "mbor", "--stability",
+              "10", "--seed", "1", "--resample", "bootstrap")
+    assert out.returncode == 0, out.stderr
+    assert "mbstat select: warning: no frequency threshold bounds" in out.stderr
+    assert "UserWarning" not in out.stderr and "cli.py" not in out.stderr
