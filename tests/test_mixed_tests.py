@@ -128,6 +128,21 @@ def test_mi_cg_does_not_depend_on_the_units_of_x_or_zc():
     assert r.statistic == 0 and r.pvalue == 1
 
 
+def test_mi_cg_x_constant_in_one_stratum_keeps_the_other_strata():
+    # a zero-inflated x (0 in stratum d = 0) made the whole test singular: statistic 0,
+    # p = 1 (was 0 against 34.2 here); bnlearn's QR fits the rank-deficient stratum
+    # (lstsq below, residual sd on n_s - p - 1) and the other stratum carries the evidence
+    rng = np.random.default_rng(5)
+    n = 400
+    d, z = rng.integers(0, 2, n), rng.normal(size=n)
+    x = np.where(d == 0, 0.0, rng.normal(size=n) + z)
+    y = z + 0.4 * x + rng.normal(size=n)
+    df = pd.DataFrame({"x": x, "y": y, "z": z, "d": pd.Categorical(d)})
+    r = ci_test(df, "x", "y", ["z", "d"], test="mi-cg")
+    hand = 2 * (_loglik(y, _design(df, ["z", "x"]), d) - _loglik(y, _design(df, ["z"]), d))
+    assert r.statistic == pytest.approx(hand, rel=1e-9) and r.pvalue < 1e-6
+
+
 # ------------------------------------------------------------------ reg-lr vs statsmodels
 def _sm_design(df, cols):
     parts = [np.ones((len(df), 1))]

@@ -9,7 +9,8 @@ log-likelihoods of two nested models; with z split into its discrete part zd (``
 declared configurations, 1 when there is none) and its continuous part zc (``q`` columns):
 
 * x, y continuous: y regressed on (x, zc) against y on zc, within the strata of zd;
-  df = L.
+  df = L. In a stratum where x is constant given zc, x adds nothing to the fit there
+  (bnlearn's rank-deficient QR), and the other strata still carry the evidence.
 * one discrete (``k`` levels), one continuous: the continuous one regressed on zc within
   the strata of (discrete, zd) against within those of zd; df = (k - 1) L (q + 2).
 * both discrete, zc empty: the G2 test of x and y given zd (bnlearn df).
@@ -129,14 +130,15 @@ class ConditionalGaussian(PermutableTest):
                 k = len(cont_pos)
                 syy, sxy, sxx = sums[:, 0], sums[:, 1:k + 1], sums[:, k + 1:2 * k + 1]
                 raw = sums[:, 2 * k + 1:]  # x's own scale in each stratum
+                # x constant given zc in a stratum (its residual sd below 1e-12 of its
+                # root mean square there, whatever x's units): a rank-deficient design
+                # there, fitted as bnlearn's c_qr does (x adds nothing to the fit, the
+                # residual sd still divides by n_s - p - 1); the other strata still count
+                flat = sxx <= _FLAT ** 2 * raw
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    rss1 = syy[:, None] - np.where(sxx > 0, sxy ** 2 / sxx, 0.0)
+                    rss1 = syy[:, None] - np.where(flat, 0.0, sxy ** 2 / sxx)
                 ll0 = cg_loglik(syy, counts, p)
                 ll1 = cg_loglik(np.maximum(rss1, 0.0).T, counts, p + 1)
-                # x constant given zc in a stratum (its residual sd below 1e-12 of its
-                # root mean square there, whatever x's units): a singular design
-                flat = ((sxx <= _FLAT ** 2 * raw) & (counts[:, None] > 0)).any(axis=0)
-                ll1[flat] = -np.inf
                 stat[cont_pos] = _lr(ll1, ll0)
                 df[cont_pos] = L
             if len(disc_pos):  # y on zc within strata of (x, zd) vs of zd
