@@ -248,45 +248,56 @@ class ContingencyTest(CITest):
     def _calibrate(self, tester, xs, y, z, out, todo) -> None:
         """Replace the asymptotic p-values of the rows ``todo`` of ``out`` by the
         semiparametric or permutation ones (codes from the host data, any backend; rows
-        split across threads where that pays, the kernels release the GIL)."""
+        split across threads where that pays, the kernels release the GIL).
+
+        The tests are permuted in chunks by one compiled call
+        (:func:`~mbstat.ci._kernels.permutation_nulls`) and their p-values formed in one
+        vectorized pass (:meth:`_p_values`): per test, Python only forms its seed."""
         ds = tester.dataset
         if ds.partitioned:  # the rows of the strata that need permuting, gathered
             from .counting import partitioned_calibration
 
             return partitioned_calibration(self, ds, xs, y, z, out, todo)
         codes, cards, n = ds.codes, ds.cardinalities, tester.n
-        key = _ColumnKeys(codes)  # by content: the same p-value whatever the column order
-        z_all = sorted(z, key=key.__getitem__)
-        zcode, _ = joint_code([codes[:, j] for j in z_all], cards[z_all], np, n)
         miss = ds.missing
+        if miss is None:
+            key = _ColumnKeys(codes)  # by content: the same p-value whatever the column order
+            z_all = sorted(z, key=key.__getitem__)
+            zcode, _ = joint_code([codes[:, j] for j in z_all], cards[z_all], np, n)
+            views = {}
+
+            def column(j):  # one view per column: shared columns are passed once
+                if j not in views:
+                    views[j] = codes[:, j]
+                return views[j]
 
         def rows(part):
             res = np.empty((len(part), 4))
-            for r, i in enumerate(part):
-                if miss is None:
-                    res[r] = self.permutation_p(lambda j: codes[:, j], key, cards, xs[i], y,
-                                                z, out[i], n, zcode=(z_all, zcode))
-                else:  # test-wise deletion: the test's complete rows (and seeds from them)
-                    kept = ~miss[:, [*xs[i], y, *z]].any(axis=1)
-                    res[r] = self.permutation_p(lambda j: codes[kept, j],
-                                                _ColumnKeys(codes, kept), cards, xs[i], y, z,
-                                                out[i], n)
+            for lo in range(0, len(part), _CHUNK):
+                chunk = part[lo:lo + _CHUNK]
+                inputs = []
+                for i in chunk:
+                    if miss is None:
+                        inputs.append(self._permutation_input(column, key, cards, xs[i], y,
+                                                              z, zcode=(z_all, zcode)))
+                    else:  # test-wise deletion: the test's complete rows (and seeds from them)
+                        kept = ~miss[:, [*xs[i], y, *z]].any(axis=1)
+                        inputs.append(self._permutation_input(
+                            lambda j: codes[kept, j], _ColumnKeys(codes, kept), cards, xs[i],
+                            y, z))
+                nulls, found = _permutation_nulls(inputs, self.B, self._dense_min())
+                res[lo:lo + len(chunk)] = self._p_values(out[chunk], nulls, found, n)
             return res
 
         done = _kernels()._split(rows, todo, len(todo) * n * (self.B + 1))
         out[todo, 1:4] = done[:, :3]
         out[todo, 5] = done[:, 3]
 
-    def permutation_p(self, column, keys, cards, xk, y, z, row, n, zcode=None,
-                      moments=(0.0, 0.0, 0.0, 0.0)):
-        """(df, p, log p, calibration code) of one test from permutations of x within the
-        strata of z: ``column(j)`` gives the test's rows of column j, ``keys`` the columns'
-        content keys (order and seeds: the same p-value whatever the column order),
-        ``row`` the test's results row (statistic, df, ...), ``n`` the rows (tolerance),
-        ``zcode`` optionally (z in key order, its joint code) already formed, ``moments``
-        the null mean and variance (G2, X2, then their variances) of strata not among the
-        rows (a data set in partitions gathers only the strata that need permuting)."""
-        column_no = int(self.stat == "x2")
+    def _dense_min(self) -> float:
+        return 0.0 if self.calibration == "permutation" else DENSE_STRATUM
+
+    def _permutation_input(self, column, keys, cards, xk, y, z, zcode=None):
+        """(x code, y code, z code, seed) of one test for :meth:`permutation_p` (see there)."""
         if zcode is None:
             zs = sorted(z, key=keys.__getitem__)
             rows = len(column(y))
@@ -299,18 +310,64 @@ class ContingencyTest(CITest):
             xcode, ycode, pair = ycode, xcode, (y, xk[0])  # (y, x) are one test
         seed = np.random.SeedSequence([self.seed, *(keys[j][0] for j in pair), len(z),
                                        *(keys[j][0] for j in zs)])
-        exact = self.calibration == "permutation"
-        null, found = permutation_null(xcode, ycode, zc, self.B,
-                                       seed.generate_state(1, np.uint64)[0],
-                                       0.0 if exact else DENSE_STRATUM)
-        null = null[:, column_no]
-        if exact:
-            exceed = np.count_nonzero(null[1:] >= null[0] - 1e-9 * max(n, 1))
+        return xcode, ycode, zc, seed.generate_state(1, np.uint64)[0]
+
+    def _p_values(self, rows, nulls, found, n, moments=None):
+        """(k, 4) (df, p, log p, calibration code) of the tests of results ``rows`` (k, ...)
+        from their permuted statistics ``nulls`` (k, B + 1, 2) and unpermuted moments
+        ``found`` (k, 4), plus ``moments`` (4,) of strata not among the rows."""
+        column_no = int(self.stat == "x2")
+        null = nulls[:, :, column_no]
+        res = np.empty((len(rows), 4))
+        if self.calibration == "permutation":
+            exceed = np.count_nonzero(null[:, 1:] >= null[:, :1] - 1e-9 * max(n, 1), axis=1)
             p = (1.0 + exceed) / (self.B + 1.0)
-            return row[1], p, math.log(p), PERMUTATION
-        mean = found[column_no] + moments[column_no]
-        var = found[2 + column_no] + moments[2 + column_no]
-        return (*semiparametric(row[0], null[1:], self.match, mean, var), SEMIPARAMETRIC)
+            res[:, 0], res[:, 1], res[:, 3] = rows[:, 1], p, PERMUTATION
+            res[:, 2] = [math.log(q) for q in p]
+            return res
+        mean, var = found[:, column_no], found[:, 2 + column_no]
+        if moments is not None:
+            mean, var = mean + moments[column_no], var + moments[2 + column_no]
+        res[:, :3] = _semiparametric(rows[:, 0], null[:, 1:], self.match, mean, var)
+        res[:, 3] = SEMIPARAMETRIC
+        return res
+
+    def permutation_p(self, column, keys, cards, xk, y, z, row, n, zcode=None,
+                      moments=(0.0, 0.0, 0.0, 0.0)):
+        """(df, p, log p, calibration code) of one test from permutations of x within the
+        strata of z: ``column(j)`` gives the test's rows of column j, ``keys`` the columns'
+        content keys (order and seeds: the same p-value whatever the column order),
+        ``row`` the test's results row (statistic, df, ...), ``n`` the rows (tolerance),
+        ``zcode`` optionally (z in key order, its joint code) already formed, ``moments``
+        the null mean and variance (G2, X2, then their variances) of strata not among the
+        rows (a data set in partitions gathers only the strata that need permuting)."""
+        xcode, ycode, zc, seed = self._permutation_input(column, keys, cards, xk, y, z, zcode)
+        null, found = permutation_null(xcode, ycode, zc, self.B, seed, self._dense_min())
+        return tuple(self._p_values(np.asarray(row)[None, :], null[None], found[None], n,
+                                    np.asarray(moments, dtype=np.float64))[0])
+
+
+#: Tests permuted by one compiled call (bounds the gathered columns: chunk x rows).
+_CHUNK = 256
+
+
+def _permutation_nulls(inputs, B: int, dense_min: float):
+    """:func:`~mbstat.ci.counting.permutation_null` of the tests ``inputs`` ((x, y, z codes,
+    seed) each) in one compiled call; a column shared by tests (the same array) is passed
+    once."""
+    slot, columns = {}, []
+    tests = np.empty((len(inputs), 3), dtype=np.int64)
+    for t, (*codes, _) in enumerate(inputs):
+        for c, a in enumerate(codes):
+            if id(a) not in slot:
+                slot[id(a)] = len(columns)
+                columns.append(a)
+            tests[t, c] = slot[id(a)]
+    starts = np.zeros(len(columns) + 1, dtype=np.int64)
+    np.cumsum([len(a) for a in columns], out=starts[1:])
+    data = np.concatenate(columns, dtype=np.int64, casting="unsafe")
+    seeds = np.array([s for *_, s in inputs], dtype=np.uint64)
+    return _kernels().permutation_nulls(data, starts, tests, seeds, int(B), float(dense_min))
 
 
 class _ColumnKeys(dict):
@@ -344,20 +401,32 @@ def semiparametric(statistic: float, permuted: np.ndarray, match: str = "mean+va
     moves the statistic: an ID-like column) give the permutation p-value, 1 unless the
     statistic exceeds them all.
     """
-    mean = float(permuted.mean()) + mean
-    var = float(permuted.var(ddof=1)) + var if match == "mean+variance" else 2.0 * mean
-    if mean <= 0.0 or var <= 0.0:
-        return 0.0, 1.0, 0.0
-    tol = 1e-9 * max(1.0, mean)
-    if var <= tol * tol:  # no permutation moves the statistic (an ID-like x or y within the
-        # strata, or one row per stratum): the null is a point mass, so p is the permutation
-        # p-value, 1 unless the statistic exceeds every permuted value
-        above = statistic > mean + tol
-        p = 1.0 / (len(permuted) + 1.0) if above else 1.0
-        return mean, p, math.log(p)
-    scale = var / (2.0 * mean)
-    p, log_p = chi2_sf_logsf(statistic / scale, mean / scale)
-    return mean, float(p), float(log_p)
+    out = _semiparametric(np.array([float(statistic)]), np.asarray(permuted, float)[None, :],
+                          match, np.array([float(mean)]), np.array([float(var)]))
+    return tuple(float(a) for a in out[0])
+
+
+def _semiparametric(statistic, permuted, match, mean, var):
+    """:func:`semiparametric` of k tests: ``statistic``, ``mean``, ``var`` (k,), ``permuted``
+    (k, B); returns (k, 3)."""
+    mean = permuted.mean(axis=1) + mean
+    var = permuted.var(axis=1, ddof=1) + var if match == "mean+variance" else 2.0 * mean
+    res = np.empty((len(mean), 3))
+    res[:] = 0.0, 1.0, 0.0  # every permuted value 0 (mean or var <= 0): df 0 and p 1
+    tol = 1e-9 * np.maximum(1.0, mean)
+    fitted = (mean > 0.0) & (var > 0.0)
+    point = fitted & (var <= tol * tol)  # no permutation moves the statistic (an ID-like
+    # x or y within the strata, or one row per stratum): the null is a point mass, so p is
+    # the permutation p-value, 1 unless the statistic exceeds every permuted value
+    for i in np.flatnonzero(point):
+        p = 1.0 / (permuted.shape[1] + 1.0) if statistic[i] > mean[i] + tol[i] else 1.0
+        res[i] = mean[i], p, math.log(p)
+    scaled = np.flatnonzero(fitted & ~point)
+    if len(scaled):
+        scale = var[scaled] / (2.0 * mean[scaled])
+        p, log_p = chi2_sf_logsf(statistic[scaled] / scale, mean[scaled] / scale)
+        res[scaled, 0], res[scaled, 1], res[scaled, 2] = mean[scaled], p, log_p
+    return res
 
 
 class PermutationTest(ContingencyTest):

@@ -1,0 +1,173 @@
+"""The batched calibration (one compiled call permutes many flagged tests) gives the
+p-values of the former per-test implementation, kept here verbatim as the reference, to the
+bit: on many random sparse tables, every calibration (auto, semiparametric with either
+match, permutation), x of one or two columns, and under ``na="pairwise"``."""
+import math
+import zlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mbstat import ci_test_batch
+from mbstat.ci import contingency
+from mbstat.ci.base import PERMUTATION, SEMIPARAMETRIC
+from mbstat.ci.contingency import ContingencyTest, _ColumnKeys
+from mbstat.ci.counting import _kernels, joint_code, permutation_null
+
+
+# ------------------------------------------- the former implementation (reference, verbatim)
+def _old_semiparametric(statistic, permuted, match="mean+variance", mean=0.0, var=0.0):
+    mean = float(permuted.mean()) + mean
+    var = float(permuted.var(ddof=1)) + var if match == "mean+variance" else 2.0 * mean
+    if mean <= 0.0 or var <= 0.0:
+        return 0.0, 1.0, 0.0
+    tol = 1e-9 * max(1.0, mean)
+    if var <= tol * tol:
+        above = statistic > mean + tol
+        p = 1.0 / (len(permuted) + 1.0) if above else 1.0
+        return mean, p, math.log(p)
+    scale = var / (2.0 * mean)
+    p, log_p = contingency.chi2_sf_logsf(statistic / scale, mean / scale)
+    return mean, float(p), float(log_p)
+
+
+def _old_permutation_p(self, column, keys, cards, xk, y, z, row, n, zcode=None,
+                       moments=(0.0, 0.0, 0.0, 0.0)):
+    column_no = int(self.stat == "x2")
+    if zcode is None:
+        zs = sorted(z, key=keys.__getitem__)
+        rows = len(column(y))
+        zcode = (zs, joint_code([column(j) for j in zs], cards[zs], np, rows)[0])
+    zs, zc = zcode
+    xk = sorted(xk, key=keys.__getitem__)
+    xcode, _ = joint_code([column(j) for j in xk], cards[list(xk)], np, len(zc))
+    ycode, pair = column(y), (*xk, y)
+    if len(xk) == 1 and keys[xk[0]] < keys[y]:
+        xcode, ycode, pair = ycode, xcode, (y, xk[0])
+    seed = np.random.SeedSequence([self.seed, *(keys[j][0] for j in pair), len(z),
+                                   *(keys[j][0] for j in zs)])
+    exact = self.calibration == "permutation"
+    null, found = permutation_null(xcode, ycode, zc, self.B,
+                                   seed.generate_state(1, np.uint64)[0],
+                                   0.0 if exact else contingency.DENSE_STRATUM)
+    null = null[:, column_no]
+    if exact:
+        exceed = np.count_nonzero(null[1:] >= null[0] - 1e-9 * max(n, 1))
+        p = (1.0 + exceed) / (self.B + 1.0)
+        return row[1], p, math.log(p), PERMUTATION
+    mean = found[column_no] + moments[column_no]
+    var = found[2 + column_no] + moments[2 + column_no]
+    return (*_old_semiparametric(row[0], null[1:], self.match, mean, var), SEMIPARAMETRIC)
+
+
+def _old_calibrate(self, tester, xs, y, z, out, todo):
+    ds = tester.dataset
+    codes, cards, n = ds.codes, ds.cardinalities, tester.n
+    key = _ColumnKeys(codes)
+    z_all = sorted(z, key=key.__getitem__)
+    zcode, _ = joint_code([codes[:, j] for j in z_all], cards[z_all], np, n)
+    miss = ds.missing
+
+    def rows(part):
+        res = np.empty((len(part), 4))
+        for r, i in enumerate(part):
+            if miss is None:
+                res[r] = _old_permutation_p(self, lambda j: codes[:, j], key, cards, xs[i], y,
+                                            z, out[i], n, zcode=(z_all, zcode))
+            else:
+                kept = ~miss[:, [*xs[i], y, *z]].any(axis=1)
+                res[r] = _old_permutation_p(self, lambda j: codes[kept, j],
+                                            _ColumnKeys(codes, kept), cards, xs[i], y, z,
+                                            out[i], n)
+        return res
+
+    done = _kernels()._split(rows, todo, len(todo) * n * (self.B + 1))
+    out[todo, 1:4] = done[:, :3]
+    out[todo, 5] = done[:, 3]
+
+
+# ------------------------------------------------------------------------ random sparse data
+def sparse_frame(seed, holes=0.0):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(15, 400))
+    cols = {}
+    for j in range(8):  # sparse candidates: binary with few ones, a few with 3 levels
+        levels = 3 if j % 4 == 3 else 2
+        share = rng.uniform(0.01, 0.3)
+        cols[f"x{j}"] = np.where(rng.random(n) < share, rng.integers(1, levels, n), 0)
+    cols["y"] = np.where(rng.random(n) < rng.uniform(0.05, 0.5), 1, 0) + (
+        rng.random(n) < 0.1) * int(rng.integers(0, 2))
+    for j in range(3):
+        cols[f"z{j}"] = rng.integers(0, int(rng.integers(2, 6)), n)
+    frame = pd.DataFrame({k: pd.Categorical(v) for k, v in cols.items()})
+    if holes:
+        frame = frame.mask(rng.random(frame.shape) < holes)
+    return frame
+
+
+XS = [*(f"x{j}" for j in range(8)), ("x0", "x3"), ("x1", "x2")]
+CASES = [dict(test="g2"), dict(test="x2"), dict(test="sp-g2"), dict(test="sp-x2", B=40),
+         dict(test="sp-g2", match="mean"), dict(test="mc-g2", B=60), dict(test="g2", seed=7)]
+
+
+def both(monkeypatch, frame, z, na="raise", **args):
+    new = ci_test_batch(frame, XS, "y", z, na=na, **args).table.copy()
+    with monkeypatch.context() as m:
+        m.setattr(ContingencyTest, "_calibrate", _old_calibrate)
+        old = ci_test_batch(frame, XS, "y", z, na=na, **args).table.copy()
+    return new, old
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c.values())))
+def test_batched_calibration_equals_the_per_test_one(monkeypatch, case):
+    calibrated = 0
+    for seed in range(12):
+        frame = sparse_frame(seed)
+        z = [[], ["z0"], ["z0", "z1"], ["z0", "z1", "z2"]][seed % 4]
+        new, old = both(monkeypatch, frame, z, **case)
+        np.testing.assert_array_equal(new, old)  # to the bit, NaN where NaN
+        calibrated += int(np.isin(new[:, 5], (SEMIPARAMETRIC, PERMUTATION)).sum())
+    assert calibrated > 20  # the comparison covers calibrated tests, not only asymptotic ones
+
+
+@pytest.mark.parametrize("case", CASES[:3] + CASES[5:6],
+                         ids=lambda c: "-".join(map(str, c.values())))
+def test_pairwise_missing_equals_the_per_test_one(monkeypatch, case):
+    calibrated = 0
+    for seed in range(8):
+        frame = sparse_frame(100 + seed, holes=0.05)
+        z = [["z0"], ["z0", "z1"], []][seed % 3]
+        new, old = both(monkeypatch, frame, z, na="pairwise", **case)
+        np.testing.assert_array_equal(new, old)
+        calibrated += int(np.isin(new[:, 5], (SEMIPARAMETRIC, PERMUTATION)).sum())
+    assert calibrated > 10
+
+
+def test_many_tests_span_chunks_and_threads(monkeypatch):
+    """More flagged tests than one compiled call takes (chunks), split across threads."""
+    rng = np.random.default_rng(5)
+    n = 150
+    frame = pd.DataFrame({f"x{j}": pd.Categorical((rng.random(n) < 0.03).astype(int))
+                          for j in range(contingency._CHUNK + 60)})
+    frame["y"] = pd.Categorical((rng.random(n) < 0.2).astype(int))
+    frame["z0"] = pd.Categorical(rng.integers(0, 8, n))
+    xs = [c for c in frame.columns if c.startswith("x")]
+    new = ci_test_batch(frame, xs, "y", ["z0"], test="g2").table.copy()
+    with monkeypatch.context() as m:
+        m.setattr(ContingencyTest, "_calibrate", _old_calibrate)
+        old = ci_test_batch(frame, xs, "y", ["z0"], test="g2").table.copy()
+    np.testing.assert_array_equal(new, old)
+    assert (new[:, 5] == SEMIPARAMETRIC).sum() > contingency._CHUNK
+
+
+def test_scalar_semiparametric_equals_the_former_one():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        permuted = rng.chisquare(rng.uniform(0.5, 20), int(rng.integers(2, 300)))
+        if rng.random() < 0.1:
+            permuted[:] = permuted[0]  # a point mass
+        stat, mean, var = rng.uniform(0, 40), rng.uniform(0, 3), rng.uniform(0, 3)
+        for match in ("mean+variance", "mean"):
+            assert contingency.semiparametric(stat, permuted, match, mean, var) == \
+                _old_semiparametric(stat, permuted, match, mean, var)
