@@ -86,6 +86,8 @@ class Learner:
         """The learner's own arguments (not data, target, nor the common CI arguments)."""
         sig = inspect.signature(self.function)
         common = {"data", "target", *CI_ARGUMENTS} if self.kind == "ci" else {"data", "target"}
+        if self.kind == "ci" and not _own_progress(self):  # the front end's bar: common too
+            common.add("progress")
         return tuple(p.name for p in sig.parameters.values()
                      if p.name not in common and p.kind is not p.VAR_KEYWORD)
 
