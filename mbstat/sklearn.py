@@ -31,9 +31,10 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         CI test (None: the method's default).
     discretize : "auto", int or None
         Bins for continuous columns (and a continuous ``y``) before discrete
-        tests: "auto" bins into 5 equal-frequency bins when the method runs
-        discrete CI tests and the data has float columns; None leaves them as
-        they are (PPFS, for one, uses continuous features directly).
+        tests: "auto" bins into 5 equal-frequency bins when ``test`` is a discrete
+        CI test (e.g. "g2") and the data has float columns; the default test
+        ("auto": fisher_z on continuous data, mi-cg on mixed data) and None leave
+        them as they are (PPFS, for one, uses continuous features directly).
     params : dict, optional
         Further arguments of the method (e.g. ``{"m": 2}`` for gs_m).
     backend : {"auto", "cpu", "gpu"}, optional
@@ -134,7 +135,8 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
 
         if LEARNERS[self.method].kind != "ci":
             return None  # not a CI-test learner (ppfs, fsdms): the data goes as it is
-        discrete_test = test is None or (isinstance(test, str) and TESTS[test].data == "discrete")
+        # the learners' default test ("auto") takes continuous and mixed columns as they are
+        discrete_test = isinstance(test, str) and TESTS[test].data == "discrete"
         has_float = any(pd.api.types.is_float_dtype(t) for t in frame.dtypes)
         return 5 if discrete_test and has_float else None
 
