@@ -83,7 +83,8 @@ def stability(data, target, method="iamb", R=200, *, resample="subsample", fract
         one (a Generator draws an int), recorded in the result's ``seed``: rerun with it to
         reproduce the result.
     progress : bool
-        A tqdm progress bar over the resamples.
+        A tqdm progress bar over the resamples. Ctrl-C returns the result over the
+        resamples finished so far (``complete=False``, a warning and a note).
     learner_args : dict, optional
         Arguments of the learner whose names stability takes for itself (e.g. IAMB-IP's
         ``threshold``; a randomized learner's ``seed``, which otherwise gets its own seed
@@ -218,6 +219,10 @@ def _stability_runs(data, targets, method, R, *, resample, fraction, threshold, 
             for t in targets}
     runs = _run_resamples(ds, targets, row.function, params, randomized, entropy, R, n, size,
                           replace, n_jobs, progress, desc=f"{method}: {name}")
+    interrupted = len(runs) < R  # Ctrl-C: the resamples finished before it, in order
+    if interrupted:
+        warnings.warn(f"{name}() interrupted after {len(runs)} of {R} resamples: the result "
+                      "holds those", UserWarning, stacklevel=3)
     shown = {k: v for k, v in learner_params.items() if v is not None}
     call_args = {"R": R, "resample": resample,
                  "fraction": None if replace else fraction,
@@ -229,7 +234,7 @@ def _stability_runs(data, targets, method, R, *, resample, fraction, threshold, 
         call = format_call(name, original, **({"target": t} if name == "stability" else {}),
                            method=method, **call_args)
         results.append(_assemble(row, ds, t, full[t], [run[j] for run in runs], call=call,
-                                 R=R, resample=resample, size=size, entropy=entropy,
+                                 R=len(runs), resample=resample, size=size, entropy=entropy,
                                  threshold=threshold, pfer=pfer, params=params,
                                  call_args=call_args, elapsed=time.perf_counter() - start))
     return results
@@ -259,9 +264,13 @@ def _run_resamples(ds, targets, func, params, randomized, entropy, R, n, size, r
             delayed(_run_chunk)(chunk, *job) for chunk in chunks)
     out = []
     with progress_bar(progress, total=R, desc=desc, unit=" resample") as bar:
-        for part in done:
-            out += part
-            bar.update(len(part))
+        try:
+            for part in done:
+                out += part
+                bar.update(len(part))
+        except KeyboardInterrupt:  # the resamples done so far make the result
+            if not out:
+                raise
     return out
 
 
@@ -374,6 +383,9 @@ def _assemble(row, ds, target, full, rows, *, call, R, resample, size, entropy, 
     if incomplete:
         notes.append(f"Note: {plural(incomplete, 'resampled run')} stopped early (time budget "
                      "or a cap).")
+    if R < call_args["R"]:
+        notes.append(f"Note: interrupted (Ctrl-C) after {R} of {call_args['R']} resamples; "
+                     "frequencies are over those.")
     return StabilityResult(
         method=row.name, target=target, selected=stable,
         params={"method": row.name, **{k: v for k, v in call_args.items() if v is not None
@@ -381,7 +393,7 @@ def _assemble(row, ds, target, full, rows, *, call, R, resample, size, entropy, 
                 "seed": entropy},
         call=call, n_rows=ds.n_rows, n_candidates=p, n_tests=sum(x[3] for x in rows),
         elapsed=elapsed, backend=full.backend, device=full.device,
-        complete=not incomplete, n_variables=ds.n_cols,
+        complete=not incomplete and R == call_args["R"], n_variables=ds.n_cols,
         R=R, resample=resample, size=size, seed=entropy, rule=rule, threshold=float(cut),
         pfer=pfer if rule == "pfer" else None, q=q, candidates=tuple(candidates),
         selections=selections, parents_children=pc, spouses=spouses, full=full,

@@ -307,20 +307,35 @@ def test_vignette_quick(run_vignette, tmp_path):
                                                     "bootstrap, freq >= 0.5"}
 
 
-def test_ctrl_c_stops_every_resample_not_one_run(monkeypatch):
+def test_ctrl_c_stops_every_resample_and_keeps_those_done(monkeypatch):
     from mbstat.ci.base import CITester
 
+    module = importlib.import_module("mbstat.stability")
     data = sample_network("asia", 500, seed=1)
-    full = mbstat.iamb(data, "lung", **FAST)
-    calls, original = [], CITester.test_many
+    taken, stop_in = [], []
+    original_take, original_test = module._take_rows, CITester.test_many
 
-    def interrupted(self, *args, **kwargs):  # Ctrl-C inside the second resample's search
-        calls.append(1)
-        if len(calls) == 2 * full.n_tests:
+    def take(*args):  # counts the resamples begun
+        taken.append(1)
+        return original_take(*args)
+
+    def interrupted(self, *args, **kwargs):  # Ctrl-C inside a resample's search
+        if len(taken) in stop_in:
             raise KeyboardInterrupt
-        return original(self, *args, **kwargs)
+        return original_test(self, *args, **kwargs)
 
+    monkeypatch.setattr(module, "_take_rows", take)
     monkeypatch.setattr(CITester, "test_many", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+    stop_in.append(3)
+    with pytest.warns(UserWarning, match="interrupted after 2 of 20 resamples"):
+        res = mbstat.stability(data, "lung", R=20, seed=1, threshold=0.5, **FAST)
+    assert len(taken) == 3  # it did not go on with the other resamples
+    assert res.R == 2 and not res.complete and len(res.selections) == 2
+    assert "interrupted (Ctrl-C) after 2 of 20 resamples" in str(res.summary())
+    stop_in.clear()
+    done = mbstat.stability(data, "lung", R=20, seed=1, threshold=0.5, **FAST)
+    pd.testing.assert_frame_equal(res.selections, done.selections.iloc[:2])  # the same two
+    taken.clear()
+    stop_in.append(1)
+    with pytest.raises(KeyboardInterrupt):  # before any resample finished: nothing to keep
         mbstat.stability(data, "lung", R=20, seed=1, threshold=0.5, **FAST)
-    assert len(calls) < 4 * full.n_tests  # it did not go on with the other resamples
