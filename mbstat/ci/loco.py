@@ -403,20 +403,13 @@ class LOCOResult(ModelResult):
         return float(d.mean() - stats.t.ppf(level, d.size - 1) * se), math.inf
 
     def __str__(self) -> str:
-        cond = f" | {' + '.join(self.z)}" if self.z else ""
-        p = format_pvalue(self.pvalue)
-        p = f"p-value {p}" if p.startswith("<") else f"p-value = {p}"
         lo, _ = self.conf_int()
         estimates = pd.DataFrame(
             {"loss given z": [self.loss_z.mean()], "given x + z": [self.loss_xz.mean()],
              "reduction": [self.reduction.mean()]}
         ).to_string(index=False, float_format=lambda v: f"{v:.6g}")
         lines = [
-            "",
-            f"\t{METHOD}",
-            "",
-            f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
-            f"t = {self.statistic:.6g}, df = {self.df:.0f}, {p}",
+            *self._head(METHOD, f"t = {self.statistic:.6g}, df = {self.df:.0f}"),
             "alternative hypothesis: adding x reduces the held-out loss "
             "(true mean reduction is greater than 0)",
             "95 percent confidence interval:",

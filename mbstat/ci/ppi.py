@@ -25,8 +25,8 @@ from scipy import special
 from .. import _validation as v
 from ..models import (TASKS, check_model, encode_features, infer_task, make_learner,
                       per_sample_loss)
-from .base import (ASYMPTOTIC, EXACT, CIBatch, CIResult, CITest, Query, _set_label, as_matrix,
-                   format_pvalue, plural, results_table)
+from .base import (ASYMPTOTIC, EXACT, CIBatch, CIResult, CITest, Query, _p_text, _set_label,
+                   as_matrix, format_pvalue, plural, results_table)
 
 __all__ = ["ModelResult", "ModelTest", "PPIEngine", "PPIResult", "PPITest", "ppi_test",
            "wilcoxon_greater"]
@@ -668,6 +668,12 @@ class ModelResult(CIResult):
         """The per-sample loss: "log-loss" or "squared error"."""
         return _LOSSES.get(self.task, "loss")
 
+    def _head(self, method: str, statistic: str) -> list:
+        """The first lines of the printout, as R's htest: method, data, statistic, p-value."""
+        cond = f" | {' + '.join(self.z)}" if self.z else ""
+        return ["", f"\t{method}", "", f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
+                f"{statistic}, {_p_text(self.pvalue)}"]
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class PPIResult(ModelResult):
@@ -710,19 +716,12 @@ class PPIResult(ModelResult):
         return self.risk_permuted - self.risk
 
     def __str__(self) -> str:
-        cond = f" | {' + '.join(self.z)}" if self.z else ""
-        p = format_pvalue(self.pvalue)
-        p = f"p-value {p}" if p.startswith("<") else f"p-value = {p}"
         estimates = pd.DataFrame(
             {"risk": [self.risk.mean()], "permuted": [self.risk_permuted.mean()],
              "increase": [self.risk_increase.mean()]}
         ).to_string(index=False, float_format=lambda v: f"{v:.6g}")
         lines = [
-            "",
-            f"\t{self.method or METHOD}",
-            "",
-            f"data:  {_set_label(self.x)} ~ {self.y}{cond}",
-            f"{self.statistic_name} = {self.statistic:.6g}, {p}",
+            *self._head(self.method or METHOD, f"{self.statistic_name} = {self.statistic:.6g}"),
             "alternative hypothesis: permuting x increases the risk "
             "(true location shift is greater than 0)",
             f"model: {self.model} on {self.device}; {plural(self.B, 'split')}, test size "
