@@ -68,6 +68,11 @@ class Dataset:
     #: Whether the rows live in partitions on a cluster (:class:`PartitionedDataset`).
     partitioned = False
 
+    @property
+    def keeps_missing(self) -> bool:
+        """Whether missing cells are kept, for test-wise deletion (``na="pairwise"``)."""
+        return self.missing is not None
+
     @cached_property
     def missing_columns(self) -> np.ndarray:
         """Whether each column has missing cells (kept for test-wise deletion)."""

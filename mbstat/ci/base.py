@@ -512,8 +512,7 @@ class CITester:
         #: na="pairwise": each test uses the rows complete for its own columns, its table
         #: says how many (column "n"); only tests that honour it are accepted.
         self.rows_column = self.test_obj.kind != "oracle" and (
-            na == "pairwise" or getattr(self.dataset, "missing", None) is not None
-            or getattr(self.dataset, "keeps_missing", False))
+            na == "pairwise" or self.dataset.keeps_missing)
         if self.rows_column and not getattr(self.test_obj, "pairwise", False):
             raise ValueError(f"test {self.test_obj.name!r} cannot honour na='pairwise' "
                              "(test-wise deletion); use a contingency test (g2, x2) or "
