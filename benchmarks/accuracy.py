@@ -17,6 +17,7 @@ time). PC learners also report F1 against the true parents and children.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 import warnings
 
@@ -44,10 +45,15 @@ BNLEARN = {
 }
 
 
+@functools.lru_cache(maxsize=4)
+def sample(name: str, rows: int, seed: int):
+    """The network and its encoded sample, drawn once for every learner and peer."""
+    return load_network(name), mbstat.as_dataset(sample_network(name, rows, seed=seed))
+
+
 def score(name: str, rows: int, seed: int, learner: str):
     """(mean F1 of the blanket, mean F1 of parents/children, seconds) over every node."""
-    net = load_network(name)
-    data = mbstat.as_dataset(sample_network(name, rows, seed=seed))
+    net, data = sample(name, rows, seed)
     func = getattr(mbstat, learner)
     start = time.perf_counter()
     f1_mb, f1_pc = [], []
@@ -69,8 +75,7 @@ def peer_score(name: str, rows: int, seed: int, peer: str):
     except ImportError:
         return None
     func = {"MMMB": MMMB, "HITON_MB": HITON_MB}[peer]
-    net = load_network(name)
-    data = mbstat.as_dataset(sample_network(name, rows, seed=seed))
+    net, data = sample(name, rows, seed)
     codes = pd.DataFrame(data.codes.astype(int))  # the peer takes integer codes by position
     start = time.perf_counter()
     f1 = []
