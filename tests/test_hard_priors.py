@@ -1,11 +1,11 @@
 """whitelist, blacklist, start and max_sx on every CI-test learner (bnlearn's learn.mb options),
 with complete data and with missing cells under na="pairwise"."""
-import numpy as np
 import pytest
 
 import mbstat
 from mbstat.bn import random_dag
 from mbstat.datasets import load_network, sample_network
+from test_missing import blank
 
 #: Every CI-test learner of the table, with the arguments these tests need.
 CI_LEARNERS = {name: {"iamb_ip": {"scale": "significance"}, "rgs": {"seed": 0}}.get(name, {})
@@ -35,7 +35,7 @@ def alarm():
 @pytest.fixture(scope="module")
 def holed(alarm):
     """alarm with 10% of its cells missing completely at random."""
-    return alarm.mask(np.random.default_rng(0).random(alarm.shape) < 0.1)
+    return blank(alarm, 0.1, seed=0)
 
 
 @pytest.mark.parametrize("na", ["raise", "pairwise"])
