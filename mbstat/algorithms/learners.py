@@ -228,7 +228,8 @@ def learn(row: Learner, args: dict, declared=None):
                                     na=common["na"], test_args=test_args,
                                     candidates=common["candidates"])
     whitelist, blacklist = _hard_priors(tester.dataset, target, cands, common)
-    cands = [c for c in cands if c not in blacklist]
+    barred = set(blacklist)
+    cands = [c for c in cands if c not in barred]
     max_sx = check_int("max_sx", common["max_sx"], low=0, allow_none=True)
     if own.get("start") is not None:
         own["start"] = _names(tester.dataset, own["start"], "start", target, cands)
@@ -325,7 +326,8 @@ def _names(ds, variables, param: str, target: str, candidates) -> tuple:
     names = tuple(ds.names[j] for j in ds.indices(variables, param))
     if target in names:
         raise ValueError(f"{param}: the target {target!r} cannot be in it")
-    outside = [v for v in names if v not in set(candidates)]
+    allowed = set(candidates)
+    outside = [v for v in names if v not in allowed]
     if outside:
         raise ValueError(f"{param}: {outside} are not among the candidates")
     return names
