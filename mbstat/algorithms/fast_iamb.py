@@ -70,7 +70,8 @@ def _search(run: Run, min_per_cell=5, start=None) -> Found:
     stop_phase = None
     last = {}  # each non-member's test in the last growing step
     while True:
-        rest = [c for c in cands if c not in set(mb)]
+        inside = set(mb)
+        rest = [c for c in cands if c not in inside]
         if not rest:
             break
         if max_sx is not None and len(mb) > max_sx:

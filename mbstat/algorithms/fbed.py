@@ -28,7 +28,8 @@ def _one_run(run: Run, selected: list, r: int) -> bool:
     tester, target, ledger, trace, max_sx = (run.tester, run.target, run.ledger, run.trace,
                                              run.max_sx)
     phase = f"forward run {r}"
-    remaining = [c for c in run.candidates if c not in set(selected)]
+    inside = set(selected)
+    remaining = [c for c in run.candidates if c not in inside]
     added = False
     while remaining:
         if max_sx is not None and len(selected) > max_sx:

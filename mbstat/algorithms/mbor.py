@@ -122,7 +122,8 @@ def _drop_separated(tester, target, members, given, phase):
 def _sp_superset(tester, target, candidates, pcs, dsep, trace):
     """Algorithm 3: for each X in PCS, Y outside PCS with T not _||_ Y | dSep(Y) u X, pruned by
     T _||_ Y | {X, Z} for Z in SPS_X (|Z| <= 2). Returns (SPS, separating sets of the pruned)."""
-    outside = [y for y in candidates if y not in set(pcs)]
+    inside = set(pcs)
+    outside = [y for y in candidates if y not in inside]
     sps, pruned = [], {}
     for x in pcs:
         sps_x = []
@@ -132,15 +133,17 @@ def _sp_superset(tester, target, candidates, pcs, dsep, trace):
         for sep, ys in groups.items():
             batch = tester.test_many(ys, target, (*sep, x), phase="sps")
             sps_x += [y for y, indep in zip(ys, batch.independent) if not indep]
-        sps_x = [y for y in outside if y in set(sps_x)]  # candidate order
+        found = set(sps_x)
+        sps_x = [y for y in outside if y in found]  # candidate order
         for y, z, _ in _drop_separated(tester, target, sps_x, (x,), "sps"):
             pruned.setdefault(y, (x, z))
         for y in sps_x:
             if y not in sps:
                 sps.append(y)
                 trace.append(("sps", "add", y, None))
-    sps = [y for y in outside if y in set(sps)]
-    return sps, {y: z for y, z in pruned.items() if y not in set(sps)}
+    found = set(sps)
+    sps = [y for y in outside if y in found]
+    return sps, {y: z for y, z in pruned.items() if y not in found}
 
 
 def _separate(tester, target, xs, pool, max_k, phase, survived=None, notes=None):
@@ -261,7 +264,8 @@ def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=No
         for phase, _, x, res in trace[start:]:
             ledger.exclude(x, res, phase)
     sps, _ = _sp_superset(tester, target, candidates, pcs, dsep, trace)
-    mbs = [v for v in candidates if v in set(pcs) | set(sps)]
+    union = set(pcs) | set(sps)
+    mbs = [v for v in candidates if v in union]
     # D restricted to MBS u {T}, in the data's column order
     keep = set(mbs) | {target}
     variables = tuple(v for v in tester.dataset.names if v in keep)
@@ -279,7 +283,8 @@ def _mbor(tester, target, candidates, method, max_k, trace, memo=None, ledger=No
     pairs = [(x, y) for x in pc for y in mb_to_pc(x)
              if y != target and y not in pc]
     ys = list(dict.fromkeys(y for _, y in pairs))
-    pool = [*pc, *(v for v in mbs if v not in set(pc))]  # likely separators first
+    first = set(pc)
+    pool = [*pc, *(v for v in mbs if v not in first)]  # likely separators first
     sepsets = _separate(tester, target, ys, pool, max_k, "spouses", notes=notes)
     sp = []
     for x, y in pairs:
@@ -468,7 +473,8 @@ def sp_superset(data, target, pcs=None, dsep=None, test="auto", alpha=0.05, *, b
         pcs = [ds.names[j] for j in ds.indices(pcs, "pcs")]
         dsep = {ds.names[ds.index(k, "dsep")]: tuple(ds.names[j] for j in ds.indices(v, "dsep"))
                 for k, v in dsep.items()}
-    outside = [c for c in cands if c not in set(pcs)]
+    inside = set(pcs)
+    outside = [c for c in cands if c not in inside]
     missing = [c for c in outside if c not in dsep]
     if set(pcs) - set(cands):
         raise ValueError(f"pcs: {sorted(set(pcs) - set(cands))} are not candidates")

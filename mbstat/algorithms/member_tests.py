@@ -45,7 +45,8 @@ def member_tests(data, result: MBResult, test=None, *, adjust: str = "BH", backe
     candidates = list(result.evidence.index)
     rows = {x: tester.test(x, result.target, [b for b in blanket if b != x], phase="report")
             for x in blanket}
-    outside = [c for c in candidates if c not in set(blanket)]
+    members = set(blanket)
+    outside = [c for c in candidates if c not in members]
     if outside:
         rows.update(zip(outside, tester.test_many(outside, result.target, blanket,
                                                   phase="report")))
@@ -56,5 +57,5 @@ def member_tests(data, result: MBResult, test=None, *, adjust: str = "BH", backe
             for k in ("statistic", "df", "pvalue", "log_pvalue")}},
         index=pd.Index(order, name="feature"))
     frame["p_adj"] = adjust_pvalues(frame["pvalue"], adjust)
-    frame["selected"] = [x in set(blanket) for x in order]
+    frame["selected"] = [x in members for x in order]
     return frame

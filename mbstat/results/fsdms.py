@@ -117,7 +117,8 @@ class FSDMSResult(SelectionResult):
         ties = table["tie"].value_counts()
         for col in ("gain", "dependency", "remaining", "margin"):
             table[col] = table[col].map(lambda v: f"{v:.4f}")
-        table["selected"] = ["*" if f in set(self.selected) else "" for f in table["feature"]]
+        chosen = set(self.selected)
+        table["selected"] = ["*" if f in chosen else "" for f in table["feature"]]
         footer = [f"Selected: {plural(len(self.selected), 'feature')} ({self.rule})."]
         if self.stopped:
             footer.append(f"Ranking: {self.stopped}.")
@@ -152,8 +153,9 @@ class FSDMSResult(SelectionResult):
                                     label=f"selected ({len(self.selected)})"))
         from matplotlib.patches import Patch
 
+        present = set(r["set"])
         patches = [Patch(color=_SET_COLORS[s], alpha=0.6, label=f"gain, {s}")
-                   for s in _SET_TITLES if s in set(r["set"])]
+                   for s in _SET_TITLES if s in present]
         ax.legend(handles=patches + lines, loc="best", fontsize=8)
         ax.set_xlabel("rank")
         ax.set_ylabel("dependency / margin gain")
