@@ -387,9 +387,7 @@ class LOCOResult(ModelResult):
     loss_xz: np.ndarray = field(default=None)
     folds: int = 5
 
-    def __repr__(self) -> str:
-        return (f"{super().__repr__()[:-1]}, model={self.model!r}, task={self.task!r}, "
-                f"folds={self.folds!r}, seed={self.seed!r})")
+    _shown = ("model", "task", "folds", "seed")
 
     @property
     def reduction(self) -> np.ndarray:

@@ -651,6 +651,13 @@ class ModelResult(CIResult):
     device: str = ""
     seed: int | None = None
 
+    #: The fields the repr shows after the query's.
+    _shown = ("model", "task")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
+        return f"{super().__repr__()[:-1]}, {shown})"
+
     def __post_init__(self):
         for f in fields(self)[1:]:
             if f.type == "np.ndarray":
@@ -706,9 +713,7 @@ class PPIResult(ModelResult):
     B: int = 0
     test_size: float = 0.2
 
-    def __repr__(self) -> str:
-        return (f"{super().__repr__()[:-1]}, model={self.model!r}, task={self.task!r}, "
-                f"device={self.device!r}, B={self.B!r})")
+    _shown = ("model", "task", "device", "B")
 
     @property
     def risk_increase(self) -> np.ndarray:
