@@ -63,7 +63,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 
 from .. import _validation as v
@@ -402,10 +401,8 @@ class LOCOResult(ModelResult):
 
     def __str__(self) -> str:
         lo, _ = self.conf_int()
-        estimates = pd.DataFrame(
-            {"loss given z": [self.loss_z.mean()], "given x + z": [self.loss_xz.mean()],
-             "reduction": [self.reduction.mean()]}
-        ).to_string(index=False, float_format=lambda v: f"{v:.6g}")
+        estimates = self._estimates({"loss given z": self.loss_z, "given x + z": self.loss_xz,
+                                     "reduction": self.reduction})
         lines = [
             *self._head(METHOD, f"t = {self.statistic:.6g}, df = {self.df:.0f}"),
             "alternative hypothesis: adding x reduces the held-out loss "

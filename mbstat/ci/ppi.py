@@ -675,6 +675,12 @@ class ModelResult(CIResult):
         """The per-sample loss: "log-loss" or "squared error"."""
         return _LOSSES.get(self.task, "loss")
 
+    @staticmethod
+    def _estimates(means: dict) -> str:
+        """One row of sample estimates (name -> array, shown by its mean)."""
+        return pd.DataFrame({k: [v.mean()] for k, v in means.items()}).to_string(
+            index=False, float_format=lambda v: f"{v:.6g}")
+
     def _head(self, method: str, statistic: str) -> list:
         """The first lines of the printout, as R's htest: method, data, statistic, p-value."""
         cond = f" | {' + '.join(self.z)}" if self.z else ""
@@ -721,10 +727,8 @@ class PPIResult(ModelResult):
         return self.risk_permuted - self.risk
 
     def __str__(self) -> str:
-        estimates = pd.DataFrame(
-            {"risk": [self.risk.mean()], "permuted": [self.risk_permuted.mean()],
-             "increase": [self.risk_increase.mean()]}
-        ).to_string(index=False, float_format=lambda v: f"{v:.6g}")
+        estimates = self._estimates({"risk": self.risk, "permuted": self.risk_permuted,
+                                     "increase": self.risk_increase})
         lines = [
             *self._head(self.method or METHOD, f"{self.statistic_name} = {self.statistic:.6g}"),
             "alternative hypothesis: permuting x increases the risk "
