@@ -45,11 +45,12 @@ def _old_permutation_p(self, column, keys, cards, xk, y, z, row, n, zcode=None,
     ycode, pair = column(y), (*xk, y)
     if len(xk) == 1 and keys[xk[0]] < keys[y]:
         xcode, ycode, pair = ycode, xcode, (y, xk[0])
-    seed = np.random.SeedSequence([self.seed, *(keys[j][0] for j in pair), len(z),
-                                   *(keys[j][0] for j in zs)])
+    # the seed: splitmix64 folded over the content keys (was a SeedSequence of the same
+    # words before the 2 x 2 strata were drawn as hypergeometric cells: a new stream)
+    seed = contingency._seeds(self.seed, np.array([[keys[j][0] for j in pair]], np.uint64),
+                              [keys[j][0] for j in zs])[0]
     exact = self.calibration == "permutation"
-    null, found = permutation_null(xcode, ycode, zc, self.B,
-                                   seed.generate_state(1, np.uint64)[0],
+    null, found = permutation_null(xcode, ycode, zc, self.B, seed,
                                    0.0 if exact else contingency.DENSE_STRATUM)
     null = null[:, column_no]
     if exact:

@@ -686,35 +686,196 @@ def _permuted_sums(xid, which, group_first, groups, group_scale, inv_row, dclogc
 
 
 @njit(cache=True, nogil=True)
+def content_seeds(words):  # pragma: no cover - compiled
+    """One uint64 seed per row of ``words`` (k, m) uint64: splitmix64 folded over the row's
+    words (each word xor-ed into the state, then mixed), so that a seed depends on every
+    word and on their order; a few nanoseconds a test, the same on every platform."""
+    k, m = words.shape
+    out = np.empty(k, np.uint64)
+    for t in range(k):
+        state = np.uint64(0)
+        for j in range(m):
+            _, state = _next_random(state ^ words[t, j])
+        out[t] = state
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _hypergeometric_weights(r1, c1, big_n, weights):  # pragma: no cover - compiled
+    """The cumulative weights (unnormalized) of cell (1, 1) of a 2 x 2 table with both
+    margins fixed, written to ``weights`` (at least min(r1, c1) + 1 long), over its support
+    lo..hi: the law Hypergeometric(N, r1, c1) of the number of a stratum's c1 rows of the
+    first y level that hold the first x level, when the x codes are permuted. Returns
+    (lo, number of support points). The pmf ratio recursion runs out from the mode
+    (weight 1), so no weight overflows and no log-gamma is needed; far tails underflow to 0
+    (never drawn)."""
+    lo = max(0, r1 + c1 - big_n)
+    hi = min(r1, c1)
+    m = hi - lo + 1
+    mode = min(max((r1 + 1) * (c1 + 1) // (big_n + 2), lo), hi)
+    base = big_n - r1 - c1
+    weights[mode - lo] = 1.0
+    for k in range(mode, hi):  # pmf(k + 1) / pmf(k)
+        weights[k + 1 - lo] = (weights[k - lo] * ((r1 - k) * (c1 - k + 0.0))
+                               / ((k + 1.0) * (base + k + 1.0)))
+    for k in range(mode, lo, -1):  # pmf(k - 1) / pmf(k)
+        weights[k - 1 - lo] = (weights[k - lo] * (k * (base + k + 0.0))
+                               / ((r1 - k + 1.0) * (c1 - k + 1.0)))
+    for i in range(1, m):
+        weights[i] += weights[i - 1]
+    return lo, m
+
+
+@njit(cache=True, nogil=True)
+def _inverse_cdf(cum, first, m, rnd):  # pragma: no cover - compiled
+    """The support index drawn by inverse transform from the cumulative weights
+    ``cum[first:first + m]`` with the 64-bit random word ``rnd``: the first index whose
+    cumulative weight exceeds u times the total, u = the word's top 53 bits / 2**53 in
+    [0, 1) (binary search; an index of weight 0 is never returned)."""
+    u = np.float64(rnd >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    target = u * cum[first + m - 1]
+    a = 0
+    b = m - 1  # the answer lies in [a, b]: cum[first + b] = total > target (u < 1)
+    while a < b:
+        mid = (a + b) // 2
+        if cum[first + mid] > target:
+            b = mid
+        else:
+            a = mid + 1
+    return a
+
+
+@njit(cache=True, nogil=True)
+def clogc_table(n):  # pragma: no cover - compiled
+    """c log c for c = 0..n + 1 (0 log 0 = 0): formed once per batch of tests."""
+    clogc = np.zeros(n + 2)
+    for c in range(2, n + 2):
+        clogc[c] = c * math.log(c)
+    return clogc
+
+
+@njit(cache=True, nogil=True)
+def _stratum_kind(big_n, r, c, inv_x, inv_y, dense_min, moments):  # pragma: no cover
+    """Whether a stratum of N = ``big_n`` rows, ``r`` x levels and ``c`` y levels (the sums
+    of the inverses of its margins ``inv_x``, ``inv_y``) is permuted: not where
+    (r - 1)(c - 1) = 0 (its statistic is 0 in every permutation), nor, with ``dense_min``
+    > 0, at ``dense_min`` rows per cell or more, whose chi-square moments are added to
+    ``moments`` instead: mean (r - 1)(c - 1) for G2 plus Williams' (1976) correction from
+    the margins, N / (N - 1) (r - 1)(c - 1) for X2 (exact), variance 2 (r - 1)(c - 1)."""
+    df = (r - 1.0) * (c - 1.0)
+    if df == 0.0:
+        return False
+    if dense_min > 0.0 and big_n >= dense_min * r * c:
+        moments[0] += df + (big_n * inv_x - 1.0) * (big_n * inv_y - 1.0) / (6.0 * big_n)
+        moments[1] += big_n / (big_n - 1.0) * df
+        moments[2] += 2.0 * df
+        moments[3] += 2.0 * df
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _two_by_two(margins):  # pragma: no cover - compiled
+    """The draws' tables of the 2 x 2 strata of ``margins`` (h, 5: n1+, n2+, n+1, n+2, N;
+    level 1 the lower code): their cumulative weights laid end to end (``cum``), each
+    one's start (``first``, h + 1) and lowest n11 (``low``), and N / (n_x+ n_+y) of its
+    four cells (``inv``, h x 4: 11, 12, 21, 22) for X2."""
+    h = margins.shape[0]
+    span = 0
+    for i in range(h):
+        span += min(margins[i, 0], margins[i, 2]) + 1
+    cum = np.empty(span)
+    first = np.zeros(h + 1, np.int64)
+    low = np.empty(h, np.int64)
+    inv = np.empty((h, 4))
+    for i in range(h):
+        r1, r2, c1, c2, big_n = (margins[i, 0], margins[i, 1], margins[i, 2], margins[i, 3],
+                                 margins[i, 4])
+        low[i], m = _hypergeometric_weights(r1, c1, big_n, cum[first[i]:])
+        first[i + 1] = first[i] + m
+        inv[i, 0] = big_n / (r1 * c1)
+        inv[i, 1] = big_n / (r1 * c2)
+        inv[i, 2] = big_n / (r2 * c1)
+        inv[i, 3] = big_n / (r2 * c2)
+    return cum, first, low, inv
+
+
+@njit(cache=True, nogil=True)
+def _permute(out, seed, which, two, margins, clogc, strata, work, shuffled, group_first,
+             groups, group_scale, inv_row, cnt, part_const, part_n):  # pragma: no cover
+    """Fill ``out[1:]`` (B, 2) with G2 and X2 of B permutations of the strata ``which``:
+    those flagged in ``two`` (2 x 2, ``margins`` in order, see :func:`_two_by_two`) drawn
+    as one hypergeometric cell each, the others (``shuffled``, their rows in ``work``)
+    shuffled by Fisher-Yates and counted by :func:`_permuted_sums`; ``part_const`` and
+    ``part_n`` are the permuted strata's constants of G2 and X2. One splitmix64 stream
+    seeded by ``seed`` serves the strata in order: one word per 2 x 2 stratum, one per row
+    after the first of the others."""
+    cum, first, low, inv = _two_by_two(margins)
+    dclogc = clogc[1:] - clogc[:-1]
+    state = np.uint64(seed)
+    for b in range(1, out.shape[0]):
+        g = 0.0
+        x = 0.0
+        h = 0
+        for w in range(which.shape[0]):
+            if two[w]:  # one hypergeometric cell, the table from the margins
+                state, rnd = _next_random(state)
+                a = low[h] + _inverse_cdf(cum, first[h], first[h + 1] - first[h], rnd)
+                c12 = margins[h, 0] - a
+                c21 = margins[h, 2] - a
+                c22 = margins[h, 1] - c21
+                g += clogc[a] + clogc[c12] + clogc[c21] + clogc[c22]
+                x += (a * a * inv[h, 0] + c12 * c12 * inv[h, 1] + c21 * c21 * inv[h, 2]
+                      + c22 * c22 * inv[h, 3])
+                h += 1
+                continue
+            st = which[w]
+            lo = strata[st]
+            for i in range(strata[st + 1] - 1, lo, -1):  # Fisher-Yates within the stratum
+                state, rnd = _next_random(state)
+                width = np.uint64(i - lo + 1)
+                j = lo + np.int64(((rnd >> np.uint64(32)) * width) >> np.uint64(32))
+                t = work[i]
+                work[i] = work[j]
+                work[j] = t
+        if shuffled.shape[0]:
+            gs, xs = _permuted_sums(work, shuffled, group_first, groups, group_scale, inv_row,
+                                    dclogc, cnt)
+            g += gs
+            x += xs
+        out[b, 0] = max(2.0 * (g - part_const), 0.0)
+        out[b, 1] = max(x - part_n, 0.0)
+
+
+@njit(cache=True, nogil=True)
 def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_n, row_n,
-                           n_ids, B, seed, dense_min):  # pragma: no cover - compiled
+                           n_ids, id_code, B, seed, dense_min, clogc):  # pragma: no cover
     """G2 and X2 of the observed table and of B tables with x permuted within the strata
     of z, margins fixed: (out (B + 1, 2), moments (4,)).
 
     ``out[0]`` is the observed table's; ``out[1:]`` the permuted sums over the strata
     that are permuted, and ``moments`` the null mean of G2 and X2, then their variance,
-    of the others, which need no permutation: strata of one x level or one y level
-    (their statistic is 0 in every permutation), and with ``dense_min`` > 0, strata of
-    at least ``dense_min`` rows per (non-empty) cell, where the chi-square holds:
-    mean (r - 1)(c - 1) for G2 plus Williams' (1976) correction from the stratum's
-    margins, N / (N - 1) (r - 1)(c - 1) for X2 (exact), variance 2 (r - 1)(c - 1).
+    of the others, which need no permutation (:func:`_stratum_kind`): strata of one x
+    level or one y level, and with ``dense_min`` > 0, strata of at least ``dense_min``
+    rows per (non-empty) cell, where the chi-square holds.
 
     The rows come sorted by (stratum, y): ``groups`` holds the starts of the (stratum, y)
     groups (and the end), ``group_n`` their sizes and ``group_stratum`` their stratum,
     ``strata`` the starts of the strata (and the end), ``stratum_n`` their sizes. ``xid``
-    numbers the (stratum, x) levels 0..n_ids-1 in order, ``row_n`` their sizes. Each
-    permutation shuffles ``xid`` within each permuted stratum (Fisher-Yates, splitmix64
-    seeded by ``seed``) and counts the cells group by group with one scratch counter per
-    id: O(rows) a permutation, whatever the number of declared cells.
+    numbers the (stratum, x) levels 0..n_ids-1 in order, ``row_n`` their sizes and
+    ``id_code`` their x codes. ``clogc``: :func:`clogc_table` of at least the largest
+    stratum.
+
+    A permutation of x within a stratum, y fixed, draws the stratum's table from its law
+    with both margins fixed (the law of R's ``r2dtable``, Patefield 1981). A permuted
+    stratum whose table is 2 x 2 (two x and two y levels) is therefore drawn as one cell,
+    n11 ~ Hypergeometric(N, n1+, n+1), by inverse transform from its cumulative weights
+    (:func:`_hypergeometric_weights`, formed once): O(log N) a permutation. The other
+    permuted strata shuffle ``xid`` (Fisher-Yates) and count the cells group by group with
+    one scratch counter per id: O(rows) a permutation (:func:`_permute`).
     """
     n = xid.shape[0]
     n_strata = stratum_n.shape[0]
-    top = 1
-    for st in range(n_strata):
-        top = max(top, stratum_n[st])
-    clogc = np.zeros(top + 2)
-    for c in range(2, top + 2):
-        clogc[c] = c * math.log(c)
     dclogc = clogc[1:] - clogc[:-1]
     inv_row = 1.0 / row_n
     group_scale = np.empty(group_n.shape[0])
@@ -732,9 +893,6 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
     permuted = np.zeros(n_strata, np.bool_)
     moments = np.zeros(4)
     for st in range(n_strata):
-        big_n = stratum_n[st]
-        r = id_first[st + 1] - id_first[st]
-        c = group_first[st + 1] - group_first[st]
         inv_x = 0.0
         for j in range(id_first[st], id_first[st + 1]):
             const[st] += clogc[row_n[j]]
@@ -743,22 +901,29 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
         for k in range(group_first[st], group_first[st + 1]):
             const[st] += clogc[group_n[k]]
             inv_y += 1.0 / group_n[k]
-        const[st] -= clogc[big_n]
-        df = (r - 1.0) * (c - 1.0)
-        if df == 0.0:
-            continue
-        if dense_min > 0.0 and big_n >= dense_min * r * c:
-            moments[0] += df + (big_n * inv_x - 1.0) * (big_n * inv_y - 1.0) / (6.0 * big_n)
-            moments[1] += big_n / (big_n - 1.0) * df
-            moments[2] += 2.0 * df
-            moments[3] += 2.0 * df
-        else:
-            permuted[st] = True
+        const[st] -= clogc[stratum_n[st]]
+        permuted[st] = _stratum_kind(stratum_n[st], id_first[st + 1] - id_first[st],
+                                     group_first[st + 1] - group_first[st], inv_x, inv_y,
+                                     dense_min, moments)
     which = np.flatnonzero(permuted)
-    every = np.arange(n_strata)
+    two = np.zeros(which.shape[0], np.bool_)  # the 2 x 2 permuted strata are drawn
+    margins = np.empty((which.shape[0], 5), np.int64)
+    h = 0
+    for w in range(which.shape[0]):
+        st = which[w]
+        i1, k1 = id_first[st], group_first[st]
+        if id_first[st + 1] - i1 != 2 or group_first[st + 1] - k1 != 2:
+            continue
+        two[w] = True
+        lower = i1 if id_code[i1] < id_code[i1 + 1] else i1 + 1  # level 1: the lower code
+        margins[h, 0], margins[h, 1] = row_n[lower], row_n[2 * i1 + 1 - lower]
+        margins[h, 2], margins[h, 3] = group_n[k1], group_n[k1 + 1]
+        margins[h, 4] = stratum_n[st]
+        h += 1
     cnt = np.zeros(n_ids, np.int64)
     out = np.empty((B + 1, 2))
-    g, x = _permuted_sums(xid, every, group_first, groups, group_scale, inv_row, dclogc, cnt)
+    g, x = _permuted_sums(xid, np.arange(n_strata), group_first, groups, group_scale, inv_row,
+                          dclogc, cnt)
     out[0, 0] = max(2.0 * (g - const.sum()), 0.0)
     out[0, 1] = max(x - n, 0.0)
     part_const = 0.0
@@ -766,23 +931,92 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
     for st in which:
         part_const += const[st]
         part_n += stratum_n[st]
-    work = xid.copy()
-    state = np.uint64(seed)
-    for b in range(1, B + 1):
-        for st in which:
-            lo = strata[st]
-            for i in range(strata[st + 1] - 1, lo, -1):  # Fisher-Yates within the stratum
-                state, rnd = _next_random(state)
-                span = np.uint64(i - lo + 1)
-                j = lo + np.int64(((rnd >> np.uint64(32)) * span) >> np.uint64(32))
-                t = work[i]
-                work[i] = work[j]
-                work[j] = t
-        g, x = _permuted_sums(work, which, group_first, groups, group_scale, inv_row, dclogc,
-                              cnt)
-        out[b, 0] = max(2.0 * (g - part_const), 0.0)
-        out[b, 1] = max(x - part_n, 0.0)
+    _permute(out, seed, which, two, margins[:h], clogc, strata, xid.copy(), which[~two],
+             group_first, groups, group_scale, inv_row, cnt, part_const, part_n)
     return out, moments
+
+
+@njit(cache=True, nogil=True)
+def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc):  # pragma: no cover
+    """:func:`permutation_statistics` from the counted table (z, x, y) alone, no sorting,
+    where every permuted stratum is 2 x 2 (the common case of sparse binary data); the
+    same statistics and the same draws. Returns (out, moments, done): ``done`` False (and
+    nothing computed) where a permuted stratum is larger: it needs its rows shuffled."""
+    n = x.shape[0]
+    cells = rx * ry
+    table = np.zeros(rz * cells, np.int64)
+    for r in range(n):
+        table[(np.int64(z[r]) * rx + np.int64(x[r])) * ry + np.int64(y[r])] += 1
+    nx = np.zeros(rx, np.int64)
+    ny = np.zeros(ry, np.int64)
+    moments = np.zeros(4)
+    margins = np.empty((rz, 5), np.int64)
+    which = np.empty(rz, np.int64)
+    out = np.empty((B + 1, 2))
+    h = 0
+    g = 0.0
+    xs = 0.0
+    part_const = 0.0
+    part_n = 0.0
+    for s in range(rz):
+        off = s * cells
+        nx[:] = 0
+        ny[:] = 0
+        for a in range(rx):
+            for b in range(ry):
+                c = table[off + a * ry + b]
+                nx[a] += c
+                ny[b] += c
+        big_n = 0
+        r = 0
+        inv_x = 0.0
+        const = 0.0
+        a1 = -1
+        for a in range(rx):
+            if nx[a] > 0:
+                big_n += nx[a]
+                r += 1
+                inv_x += 1.0 / nx[a]
+                const += clogc[nx[a]]
+                if a1 < 0:
+                    a1 = a
+        if big_n == 0:
+            continue
+        c_levels = 0
+        inv_y = 0.0
+        b1 = -1
+        for b in range(ry):
+            if ny[b] > 0:
+                c_levels += 1
+                inv_y += 1.0 / ny[b]
+                const += clogc[ny[b]]
+                if b1 < 0:
+                    b1 = b
+        const -= clogc[big_n]
+        for a in range(rx):  # the observed statistics, as _permuted_sums forms them
+            for b in range(ry):
+                c = table[off + a * ry + b]
+                if c > 0:
+                    g += clogc[c]
+                    xs += c * c * (big_n / (nx[a] * ny[b]))
+        g -= const
+        xs -= big_n
+        if not _stratum_kind(big_n, r, c_levels, inv_x, inv_y, dense_min, moments):
+            continue
+        if r != 2 or c_levels != 2:
+            return out, moments, False
+        margins[h, 0], margins[h, 2], margins[h, 4] = nx[a1], ny[b1], big_n
+        margins[h, 1], margins[h, 3] = big_n - nx[a1], big_n - ny[b1]
+        which[h] = s
+        part_const += const
+        part_n += big_n
+        h += 1
+    out[0, 0] = max(2.0 * g, 0.0)
+    out[0, 1] = max(xs, 0.0)
+    none = np.zeros(0, np.int64)
+    _permute(out, seed, which[:h], np.ones(h, np.bool_), margins[:h], clogc, none, none,
+             none, none, none, np.zeros(0), np.zeros(0), none, part_const, part_n)
+    return out, moments, True
 
 
 @njit(cache=True, nogil=True)
@@ -805,7 +1039,8 @@ def _counting_order(keys, n_keys, order):  # pragma: no cover - compiled
 def permutation_setup(x, y, z, rx, ry, rz):  # pragma: no cover - compiled
     """The arguments of :func:`permutation_statistics` for codes x in [0, rx), y in
     [0, ry), z in [0, rz) (n,): rows sorted by (z, y) (two counting sorts), the starts of
-    the (z, y) groups and of the strata, and the (stratum, x) ids of the sorted rows."""
+    the (z, y) groups and of the strata, the (stratum, x) ids of the sorted rows, their
+    sizes, number and x codes."""
     n = x.shape[0]
     order = _counting_order(z, rz, _counting_order(y, ry, np.arange(n)))
     groups = np.empty(n + 1, np.int64)
@@ -815,6 +1050,7 @@ def permutation_setup(x, y, z, rx, ry, rz):  # pragma: no cover - compiled
     xid = np.empty(n, np.int64)
     slot = np.full(rx, -1, np.int64)  # id of level x in the current stratum
     row_n = np.zeros(n, np.int64)
+    id_code = np.empty(n, np.int64)  # the x code of each id
     n_ids = 0
     s0 = 0
     for i in range(n):
@@ -832,6 +1068,7 @@ def permutation_setup(x, y, z, rx, ry, rz):  # pragma: no cover - compiled
             n_groups += 1
         if slot[x[r]] < 0:
             slot[x[r]] = n_ids
+            id_code[n_ids] = x[r]
             n_ids += 1
         xid[i] = slot[x[r]]
         row_n[xid[i]] += 1
@@ -850,7 +1087,8 @@ def permutation_setup(x, y, z, rx, ry, rz):  # pragma: no cover - compiled
     stratum_n = np.empty(n_strata, np.int64)
     for s in range(n_strata):
         stratum_n[s] = strata[s + 1] - strata[s]
-    return xid, groups, group_n, group_stratum, strata, stratum_n, row_n[:n_ids].copy(), n_ids
+    return (xid, groups, group_n, group_stratum, strata, stratum_n, row_n[:n_ids].copy(), n_ids,
+            id_code[:n_ids].copy())
 
 
 # ------------------------------------------- tables over some rows: test-wise deletion, partitions
@@ -966,6 +1204,23 @@ def score_tables(tables, rz, rxm, ry):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _one_null(x, y, z, B, seed, dense_min, clogc):  # pragma: no cover - compiled
+    """:func:`permutation_statistics` of one test, codes x, y, z (n,): from its counted
+    table alone (:func:`_table_null`) where that table is small and every permuted stratum
+    2 x 2, else from its rows sorted by :func:`permutation_setup` (the same numbers)."""
+    rx = np.int64(x.max()) + 1
+    ry = np.int64(y.max()) + 1
+    rz = np.int64(z.max()) + 1
+    if rz * rx * ry <= 4 * x.shape[0] + 256:
+        out, moments, done = _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc)
+        if done:
+            return out, moments
+    setup = permutation_setup(x, y, z, rx, ry, rz)
+    return permutation_statistics(setup[0], setup[1], setup[2], setup[3], setup[4], setup[5],
+                                  setup[6], setup[7], setup[8], B, seed, dense_min, clogc)
+
+
+@njit(cache=True, nogil=True)
 def permutation_nulls(data, starts, tests, seeds, B, dense_min):  # pragma: no cover - compiled
     """:func:`permutation_setup` and :func:`permutation_statistics` of many tests in one call
     (no Python between tests): column c is ``data[starts[c]:starts[c + 1]]``, test t permutes
@@ -975,17 +1230,38 @@ def permutation_nulls(data, starts, tests, seeds, B, dense_min):  # pragma: no c
     k = tests.shape[0]
     out = np.zeros((k, B + 1, 2))
     moments = np.zeros((k, 4))
+    longest = 0
+    for c in range(starts.shape[0] - 1):
+        longest = max(longest, starts[c + 1] - starts[c])
+    clogc = clogc_table(longest)
     for t in range(k):
         cx, cy, cz = tests[t, 0], tests[t, 1], tests[t, 2]
-        x = data[starts[cx]:starts[cx + 1]]
-        if x.shape[0] == 0:
+        if starts[cx + 1] == starts[cx]:
             continue
-        y = data[starts[cy]:starts[cy + 1]]
-        z = data[starts[cz]:starts[cz + 1]]
-        setup = permutation_setup(x, y, z, x.max() + 1, y.max() + 1, z.max() + 1)
-        null, found = permutation_statistics(setup[0], setup[1], setup[2], setup[3], setup[4],
-                                             setup[5], setup[6], setup[7], B, seeds[t],
-                                             dense_min)
-        out[t] = null
-        moments[t] = found
+        out[t], moments[t] = _one_null(data[starts[cx]:starts[cx + 1]],
+                                       data[starts[cy]:starts[cy + 1]],
+                                       data[starts[cz]:starts[cz + 1]], B, seeds[t], dense_min,
+                                       clogc)
+    return out, moments
+
+
+@njit(cache=True, nogil=True)
+def column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min):  # pragma: no cover
+    """:func:`permutation_nulls` of tests of one column x each, read in place from the code
+    matrix ``codes`` (n, p): test t permutes column ``xcols[t]`` against column ``yi`` within
+    the strata ``z`` (n,), or, where ``swap[t]``, column ``yi`` against ``xcols[t]`` (the
+    same test, its two variables in content order), seeded by ``seeds[t]``."""
+    k = xcols.shape[0]
+    out = np.zeros((k, B + 1, 2))
+    moments = np.zeros((k, 4))
+    if codes.shape[0] == 0:
+        return out, moments
+    y = codes[:, yi]
+    clogc = clogc_table(codes.shape[0])
+    for t in range(k):
+        x = codes[:, xcols[t]]
+        if swap[t]:
+            out[t], moments[t] = _one_null(y, x, z, B, seeds[t], dense_min, clogc)
+        else:
+            out[t], moments[t] = _one_null(x, y, z, B, seeds[t], dense_min, clogc)
     return out, moments

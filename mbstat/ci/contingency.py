@@ -271,6 +271,9 @@ class ContingencyTest(CITest):
                     views[j] = codes[:, j]
                 return views[j]
 
+        if miss is None and max(len(xs[i]) for i in todo) == 1:
+            return self._calibrate_columns(tester, xs, y, z_all, zcode, key, out, todo)
+
         def rows(part):
             res = np.empty((len(part), 4))
             for lo in range(0, len(part), _CHUNK):
@@ -293,6 +296,33 @@ class ContingencyTest(CITest):
         out[todo, 1:4] = done[:, :3]
         out[todo, 5] = done[:, 3]
 
+    def _calibrate_columns(self, tester, xs, y, z_all, zcode, key, out, todo) -> None:
+        """:meth:`_calibrate` of tests whose x is one column, complete rows: the columns are
+        read in place from the code matrix, the seeds formed in one vectorized pass (the
+        same seeds and p-values as :meth:`permutation_p`)."""
+        codes, n = tester.dataset.codes, tester.n
+        xcols = np.array([xs[i][0] for i in todo], dtype=np.int64)
+        crc = np.array([key[j][0] for j in xcols], dtype=np.uint64)
+        y_crc = np.uint64(key[y][0])
+        swap = (crc < y_crc) | ((crc == y_crc) & (xcols < y))  # (x, y) in content order
+        pair = np.column_stack([np.where(swap, y_crc, crc), np.where(swap, crc, y_crc)])
+        seeds = _seeds(self.seed, pair, [key[j][0] for j in z_all])
+        zc = np.ascontiguousarray(zcode)
+        kernels = _kernels()
+
+        def rows(part):
+            res = np.empty((len(part), 4))
+            for lo in range(0, len(part), _CHUNK):
+                at = part[lo:lo + _CHUNK]
+                nulls, found = kernels.column_nulls(codes, xcols[at], int(y), zc, swap[at],
+                                                    seeds[at], int(self.B), self._dense_min())
+                res[lo:lo + len(at)] = self._p_values(out[todo[at]], nulls, found, n)
+            return res
+
+        done = kernels._split(rows, np.arange(len(todo)), len(todo) * n * (self.B + 1))
+        out[todo, 1:4] = done[:, :3]
+        out[todo, 5] = done[:, 3]
+
     def _dense_min(self) -> float:
         return 0.0 if self.calibration == "permutation" else DENSE_STRATUM
 
@@ -308,9 +338,9 @@ class ContingencyTest(CITest):
         ycode, pair = column(y), (*xk, y)
         if len(xk) == 1 and keys[xk[0]] < keys[y]:  # one variable each: (x, y) and
             xcode, ycode, pair = ycode, xcode, (y, xk[0])  # (y, x) are one test
-        seed = np.random.SeedSequence([self.seed, *(keys[j][0] for j in pair), len(z),
-                                       *(keys[j][0] for j in zs)])
-        return xcode, ycode, zc, seed.generate_state(1, np.uint64)[0]
+        seed = _seeds(self.seed, np.array([[keys[j][0] for j in pair]], dtype=np.uint64),
+                      [keys[j][0] for j in zs])[0]
+        return xcode, ycode, zc, seed
 
     def _p_values(self, rows, nulls, found, n, moments=None):
         """(k, 4) (df, p, log p, calibration code) of the tests of results ``rows`` (k, ...)
@@ -368,6 +398,20 @@ def _permutation_nulls(inputs, B: int, dense_min: float):
     data = np.concatenate(columns, dtype=np.int64, casting="unsafe")
     seeds = np.array([s for *_, s in inputs], dtype=np.uint64)
     return _kernels().permutation_nulls(data, starts, tests, seeds, int(B), float(dense_min))
+
+
+def _seeds(seed: int, pair, z_keys):
+    """The permutations' seed of each test (k,) uint64 from its content keys: the
+    calibration's ``seed``, the keys of its x and y columns in content order (``pair``,
+    (k, m)), the size of z and the keys of z's columns in content order (``z_keys``), folded
+    by splitmix64 (:func:`~mbstat.ci._kernels.content_seeds`)."""
+    k, m = pair.shape
+    words = np.empty((k, m + 2 + len(z_keys)), dtype=np.uint64)
+    words[:, 0] = seed
+    words[:, 1:m + 1] = pair
+    words[:, m + 1] = len(z_keys)
+    words[:, m + 2:] = np.asarray(z_keys, dtype=np.uint64)
+    return _kernels().content_seeds(words)
 
 
 class _ColumnKeys(dict):
