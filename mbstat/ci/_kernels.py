@@ -801,6 +801,57 @@ def _two_by_two(margins):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _cell_sums(a, margins, inv, clogc):  # pragma: no cover - compiled
+    """The sums over the cells of a 2 x 2 table of c log c (G2) and c^2 N / (n_x n_y) (X2),
+    from its cell n11 = ``a``, its ``margins`` (n1+, n2+, n+1, n+2, N) and ``inv``
+    (N / (n_x n_y) of the cells 11, 12, 21, 22)."""
+    c12 = margins[0] - a
+    c21 = margins[2] - a
+    c22 = margins[1] - c21
+    return (clogc[a] + clogc[c12] + clogc[c21] + clogc[c22],
+            a * a * inv[0] + c12 * c12 * inv[1] + c21 * c21 * inv[2] + c22 * c22 * inv[3])
+
+
+@njit(cache=True, nogil=True)
+def _two_by_two_moments(margins, clogc, moments):  # pragma: no cover - compiled
+    """Add to ``moments`` (G2 and X2 means, then variances) the exact null moments of the
+    2 x 2 strata of ``margins`` (h, 5, see :func:`_two_by_two`): sums over each one's
+    hypergeometric support, what B permutations estimate (the semiparametric calibration
+    needs no more)."""
+    cum, first, low, inv = _two_by_two(margins)
+    for h in range(margins.shape[0]):
+        r1, r2, c1, c2, big_n = (margins[h, 0], margins[h, 1], margins[h, 2], margins[h, 3],
+                                 margins[h, 4])
+        const = clogc[r1] + clogc[r2] + clogc[c1] + clogc[c2] - clogc[big_n]
+        total = cum[first[h + 1] - 1]
+        mean_g = 0.0
+        mean_x = 0.0
+        for pass_no in range(2):  # the means, then the centred second moments
+            var_g = 0.0
+            var_x = 0.0
+            below = 0.0
+            for i in range(first[h], first[h + 1]):
+                p = (cum[i] - below) / total
+                below = cum[i]
+                g, x = _cell_sums(low[h] + i - first[h], margins[h], inv[h], clogc)
+                g = 2.0 * (g - const)
+                x -= big_n
+                if pass_no == 0:
+                    var_g += p * g
+                    var_x += p * x
+                else:
+                    var_g += p * (g - mean_g) ** 2
+                    var_x += p * (x - mean_x) ** 2
+            if pass_no == 0:
+                mean_g = var_g
+                mean_x = var_x
+        moments[0] += mean_g
+        moments[1] += mean_x
+        moments[2] += var_g
+        moments[3] += var_x
+
+
+@njit(cache=True, nogil=True)
 def _permute(out, seed, which, two, margins, clogc, strata, work, shuffled, group_first,
              groups, group_scale, inv_row, cnt, part_const, part_n):  # pragma: no cover
     """Fill ``out[1:]`` (B, 2) with G2 and X2 of B permutations of the strata ``which``:
@@ -821,12 +872,9 @@ def _permute(out, seed, which, two, margins, clogc, strata, work, shuffled, grou
             if two[w]:  # one hypergeometric cell, the table from the margins
                 state, rnd = _next_random(state)
                 a = low[h] + _inverse_cdf(cum, first[h], first[h + 1] - first[h], rnd)
-                c12 = margins[h, 0] - a
-                c21 = margins[h, 2] - a
-                c22 = margins[h, 1] - c21
-                g += clogc[a] + clogc[c12] + clogc[c21] + clogc[c22]
-                x += (a * a * inv[h, 0] + c12 * c12 * inv[h, 1] + c21 * c21 * inv[h, 2]
-                      + c22 * c22 * inv[h, 3])
+                gh, xh = _cell_sums(a, margins[h], inv[h], clogc)
+                g += gh
+                x += xh
                 h += 1
                 continue
             st = which[w]
@@ -872,7 +920,9 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
     n11 ~ Hypergeometric(N, n1+, n+1), by inverse transform from its cumulative weights
     (:func:`_hypergeometric_weights`, formed once): O(log N) a permutation. The other
     permuted strata shuffle ``xid`` (Fisher-Yates) and count the cells group by group with
-    one scratch counter per id: O(rows) a permutation (:func:`_permute`).
+    one scratch counter per id: O(rows) a permutation (:func:`_permute`). With
+    ``dense_min`` > 0 (the semiparametric calibration, which needs only the moments) the
+    2 x 2 strata add their exact moments (:func:`_two_by_two_moments`) and are not drawn.
     """
     n = xid.shape[0]
     n_strata = stratum_n.shape[0]
@@ -920,6 +970,11 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
         margins[h, 2], margins[h, 3] = group_n[k1], group_n[k1 + 1]
         margins[h, 4] = stratum_n[st]
         h += 1
+    if dense_min > 0.0 and h > 0:  # semiparametric: the 2 x 2 strata's exact moments
+        _two_by_two_moments(margins[:h], clogc, moments)
+        which = which[~two]
+        two = two[~two]
+        h = 0
     cnt = np.zeros(n_ids, np.int64)
     out = np.empty((B + 1, 2))
     g, x = _permuted_sums(xid, np.arange(n_strata), group_first, groups, group_scale, inv_row,
@@ -1013,6 +1068,11 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc):  # pragma: no c
         h += 1
     out[0, 0] = max(2.0 * g, 0.0)
     out[0, 1] = max(xs, 0.0)
+    if dense_min > 0.0:  # semiparametric: exact moments, nothing to draw
+        _two_by_two_moments(margins[:h], clogc, moments)
+        h = 0
+        part_const = 0.0
+        part_n = 0.0
     none = np.zeros(0, np.int64)
     _permute(out, seed, which[:h], np.ones(h, np.bool_), margins[:h], clogc, none, none,
              none, none, none, np.zeros(0), np.zeros(0), none, part_const, part_n)

@@ -17,8 +17,13 @@ The p-value of a test comes from one of three calibrations, recorded in its resu
   per cell: 0.4% rejections at 0.5 rows per cell against 4.7%, and a third of the power
   of the permutation test at 1 row per cell). Only the strata with fewer than
   :data:`DENSE_STRATUM` rows per cell are permuted; the chi-square moments of the others
-  are added (the strata are independent under the permutations);
-* **permutation** (Monte Carlo): the share of B permuted statistics at least as large.
+  are added (the strata are independent under the permutations). A sparse stratum whose
+  table is 2 x 2 adds its exact moments instead: permuting x within it draws its first
+  cell from a hypergeometric law (both margins fixed), so the moments are sums over that
+  law's support, what B permutations estimate (the limit B -> infinity: no Monte Carlo
+  noise, and no draw at all for tests of binary x and y);
+* **permutation** (Monte Carlo): the share of B permuted statistics at least as large
+  (a 2 x 2 stratum drawn as one hypergeometric cell a permutation, the others shuffled).
 
 ``g2`` and ``x2`` (``calibration="auto"``) use the asymptotic chi-square where it can be
 trusted and the semiparametric one elsewhere (:data:`TRUST_MIN_PER_CELL`,
