@@ -185,3 +185,33 @@ def test_level_under_sparse_nulls(n, n_z, shares):
         assert _wilson(at5, m)[0] <= 0.05 * slack, (cal, at5 / m)
         assert _wilson(at1, m)[0] <= 0.01 * slack, (cal, at1 / m)
         assert _wilson(at5, m)[1] >= 0.02  # not a test that never rejects
+
+
+@pytest.mark.parametrize("statistic", ["g2", "x2"])
+def test_semiparametric_moments_of_2x2_strata_are_exact(statistic):
+    """Sparse 2 x 2 strata add their exact null moments: the reported df is the exact mean
+    of the statistic under permutations (scipy's hypergeometric laws, convolved), and the
+    p-value that of the scaled chi-square c chi2(k) with the exact mean and variance; the
+    same for any B and seed (nothing is drawn)."""
+    strata = [[[1, 5], [6, 2]], [[4, 1], [3, 7]], [[2, 2], [1, 9]]]
+    frame = _frame(strata)
+    column = 0 if statistic == "g2" else 1
+    mean = var = observed = 0.0
+    for table in strata:
+        table = np.asarray(table)
+        values, probs = _stratum_law(table.sum(1), table.sum(0))
+        m = probs @ values[:, column]
+        mean += m
+        var += probs @ (values[:, column] - m) ** 2
+        observed += (_g2(table) if column == 0 else
+                     stats.chi2_contingency(table, correction=False)[0])
+    scale = var / (2.0 * mean)
+    expected_p = stats.chi2.sf(observed / scale, mean / scale)
+    for B, seed in ((100, 0), (7, 3)):
+        res = ci_test(frame, "x", "y", ["z"], test=statistic, calibration="semiparametric",
+                      B=B, seed=seed)
+        assert math.isclose(res.df, mean, rel_tol=1e-10)
+        assert math.isclose(res.pvalue, expected_p, rel_tol=1e-8)
+        mean_only = ci_test(frame, "x", "y", ["z"], test=statistic,
+                            calibration="semiparametric", B=B, seed=seed, match="mean")
+        assert math.isclose(mean_only.pvalue, stats.chi2.sf(observed, mean), rel_tol=1e-8)
