@@ -215,3 +215,22 @@ def test_semiparametric_moments_of_2x2_strata_are_exact(statistic):
         mean_only = ci_test(frame, "x", "y", ["z"], test=statistic,
                             calibration="semiparametric", B=B, seed=seed, match="mean")
         assert math.isclose(mean_only.pvalue, stats.chi2.sf(observed, mean), rel_tol=1e-8)
+
+
+def test_seeds_follow_the_contents():
+    """Monte Carlo p-values (drawn 2 x 2 strata and shuffled larger ones) depend on the
+    columns' contents only: not on their names or order, nor on which of x and y is which,
+    nor on the batch (the vectorized seeds of one-column tests equal the per-test ones)."""
+    rng = np.random.default_rng(11)
+    n = 300
+    frame = pd.DataFrame({"a": (rng.random(n) < 0.1).astype(int), "b": rng.integers(0, 3, n),
+                          "c": (rng.random(n) < 0.3).astype(int), "y": rng.integers(0, 2, n),
+                          "z": rng.integers(0, 4, n)}).astype("category")
+    other = frame[["z", "y", "c", "b", "a"]].rename(columns=lambda c: c.upper() + "_")
+    batch = ci_test_batch(frame, ["a", "b", "c"], "y", ["z"], test="mc-g2", B=300).table
+    for j, x in enumerate(["a", "b", "c"]):
+        one = ci_test(frame, x, "y", ["z"], test="mc-g2", B=300).pvalue
+        assert one == batch[j, 2]
+        assert one == ci_test(other, x.upper() + "_", "Y_", ["Z_"], test="mc-g2", B=300).pvalue
+        assert one == ci_test(frame, "y", x, ["z"], test="mc-g2", B=300).pvalue
+    assert len(set(batch[:, 2])) > 1  # the p-values differ: the comparison means something
