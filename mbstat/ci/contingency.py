@@ -257,7 +257,8 @@ class ContingencyTest(CITest):
 
         The tests are permuted in chunks by one compiled call
         (:func:`~mbstat.ci._kernels.permutation_nulls`) and their p-values formed in one
-        vectorized pass (:meth:`_p_values`): per test, Python only forms its seed."""
+        vectorized pass (:meth:`_p_values`): per test, Python only forms its codes and seed;
+        tests of one column on complete rows not even that (:meth:`_calibrate_columns`)."""
         ds = tester.dataset
         if ds.partitioned:  # the rows of the strata that need permuting, gathered
             from .counting import partitioned_calibration
