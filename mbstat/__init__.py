@@ -8,6 +8,7 @@ from .algorithms import (LEARNERS, METHODS, fast_iamb, fbed, fsdms, gs_m, hiton_
 from .blankets import BlanketCollection, blankets
 from .backend import get_backend, gpu_available, set_backend
 from .ci import TESTS, CIResult, ci_test, ci_test_batch, cond_mutual_info, tests_table
+from .ci.crt import crt_test
 from .ci.loco import loco_test
 from .ci.ppi import ppi_test
 from .data import Dataset, as_dataset
@@ -20,7 +21,7 @@ __all__ = [
     "arc_strengths", "as_dataset", "BlanketCollection", "blankets", "ci_test", "ci_test_batch",
     "CIResult", "cond_mutual_info", "Dataset", "dependency", "fast_iamb", "fbed", "fsdms",
     "get_backend", "gpu_available", "gs_m", "hiton_mb", "hiton_pc", "iamb", "iamb_fdr", "iamb_ip",
-    "inter_iamb", "LEARNERS", "learners_table", "loco_test", "mb_to_pc", "mbor", "member_tests",
+    "crt_test", "inter_iamb", "LEARNERS", "learners_table", "loco_test", "mb_to_pc", "mbor", "member_tests",
     "METHODS", "mmmb", "mmpc", "pc_superset", "ppfs", "ppi_test", "rgs", "set_backend",
     "si_hiton_pc", "sp_superset", "stability", "TESTS", "tests_table", "wfsdms"
 ]

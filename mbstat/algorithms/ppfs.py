@@ -9,6 +9,7 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import check_alpha, check_choice, check_features, check_int
 from ..ci.base import CITester
+from ..ci.crt import CRTTest
 from ..ci.loco import LOCOTest, check_folds
 from ..ci.ppi import (PPITest, check_ppi_args, drawn_seed, encode_target, feature_positions,
                       labels_as_classes)
@@ -26,7 +27,7 @@ PPFS = Learner("ppfs", "model", "predictive permutation feature selection (PPFS)
 
 @PPFS.front_end
 def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, seed=None, *,
-         test="loco", folds=5, test_size=None, task="auto", device="auto", parallel="auto",
+         test="loco", folds=None, test_size=None, task="auto", device="auto", parallel="auto",
          model_params=None, categorical=None, candidates=None, na="raise",
          progress=None) -> PPFSResult:
     """Predictive permutation feature selection with Markov-blanket aggregation.
@@ -118,19 +119,21 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     """
     start = time.perf_counter()
     alpha = check_alpha(alpha)
-    check_choice("test", test, ("loco", "ppi"))
-    if test == "loco" and (B is not None or test_size is not None):
-        given = " and ".join(n for n, a in (("B", B), ("test_size", test_size)) if a is not None)
+    check_choice("test", test, ("crt", "loco", "ppi"))
+    if test != "ppi" and (test_size is not None or (test == "loco" and B is not None)):
+        given = " and ".join(n for n, a in (("B", B if test == "loco" else None),
+                                            ("test_size", test_size)) if a is not None)
         raise TypeError(f"ppfs(): {given} set the paper's PPI test; pass test='ppi' to use it "
-                        "(the default test='loco' takes folds=)")
-    B = 30 if B is None else B
+                        f"(test={test!r} takes folds=)")
+    draws = B
+    B = 30 if B is None or test != "ppi" else B
     if n_jobs is None:
         n_jobs = -1 if isinstance(model, str) and model == "xgboost" else 1
     test_size = 0.2 if test_size is None else test_size
     B, test_size, n_jobs = check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel,
                                           device, model_params)
     K = check_int("K", K, low=0)
-    cross_folds = check_folds(folds)
+    cross_folds = check_folds({"crt": 2, "loco": 5}.get(test, 5) if folds is None else folds)
     if progress is not None and not isinstance(progress, bool):
         raise TypeError(f"progress must be True, False or None (auto); got {progress!r}")
     seed = drawn_seed(seed)
@@ -157,6 +160,8 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     test_args = dict(model=model, task=task_used, device=device, parallel=parallel,
                      model_params=model_params, categorical=as_category or None)
     test_args.update(dict(B=B, test_size=test_size) if test == "ppi" else dict(folds=cross_folds))
+    if test == "crt" and draws is not None:
+        test_args["B"] = draws
     threads = _threads(model, parallel)
     across_folds = _across_folds(n_jobs, len(rows), threads)
     inner_jobs = 1 if across_folds else n_jobs
@@ -355,7 +360,7 @@ def search(tester, target, candidates, alpha):
 
 def _run_fold(dataset, target, cands, alpha, seed, test_name, test_args, tick=None) -> dict:
     """One fold of PPFS: the search with the model-based test, and its importance table."""
-    test = (PPITest if test_name == "ppi" else LOCOTest)(seed=seed, **test_args)
+    test = {"ppi": PPITest, "crt": CRTTest, "loco": LOCOTest}[test_name](seed=seed, **test_args)
     test.progress = tick
     tester = CITester(dataset, test, alpha=alpha)
     blanket, grow, shrink, trace = search(tester, target, cands, alpha)

@@ -12,6 +12,7 @@ from .contingency import ContingencyTest, PermutationTest, chi2_logsf
 from .exact import ExactOracle
 from .gaussian import FisherZ
 from .oracle import DSeparationOracle
+from .crt import CRTResult, CRTTest, crt_test
 from .loco import LOCOResult, LOCOTest, loco_test
 from .ppi import PPIResult, PPITest, ppi_test
 from .registry import TESTS, make_test, tests_table
@@ -21,7 +22,7 @@ __all__ = [
     "DSeparationOracle", "ExactOracle", "FIELDS", "FisherZ", "PPIResult", "PPITest",
     "PermutationTest", "TESTS", "chi2_logsf", "ci_test", "ci_test_batch", "cond_mutual_info",
     "decide", "empty_log", "format_pvalue", "make_test", "ppi_test", "results_table",
-    "LOCOResult", "LOCOTest", "loco_test",
+    "CRTResult", "CRTTest", "crt_test", "LOCOResult", "LOCOTest", "loco_test",
     "tests_table",
 ]
 
@@ -42,7 +43,7 @@ def ci_test(data, x, y, z=(), test="auto", *, alpha=0.05, backend=None, discreti
         One of :data:`TESTS` (see :func:`tests_table`): "auto" (default: "g2" on
         discrete data, "fisher_z" on continuous, "mi-cg" on mixed), "g2", "g2-adf", "x2",
         "x2-adf", "sp-g2", "sp-x2", "mc-g2", "mc-x2", "fisher_z", "spearman",
-        "normal-scores", "rcot", "mi-cg", "reg-lr", "loco", "ppi", "oracle", "exact".
+        "normal-scores", "rcot", "mi-cg", "reg-lr", "crt", "loco", "ppi", "oracle", "exact".
     alpha : float
         Level of the decision reported by ``result.independent``.
     backend : {"auto", "cpu", "gpu"}, optional

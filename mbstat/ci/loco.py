@@ -92,6 +92,18 @@ def check_folds(folds) -> int:
     return v.check_int("folds", folds, low=2)
 
 
+def deal_folds(rng, y, folds: int, task: str) -> np.ndarray:
+    """The part 0..folds-1 of each row: a random order, stratified by class for a
+    classification target (each class dealt round the parts)."""
+    n = len(y)
+    order = rng.permutation(n)
+    if task == "classification":
+        order = order[np.argsort(y[order], kind="stable")]
+    part = np.empty(n, dtype=np.intp)
+    part[order] = np.arange(n) % folds
+    return part
+
+
 # --------------------------------------------------------------- statistic
 def t_greater(d, tol: float = 0.0):
     """One-sided one-sample t-test that the mean of ``d`` is greater than 0.
@@ -155,13 +167,8 @@ class LOCOEngine:
                                     n_rows=n - n // folds)
         X, self.groups, self.types = encode_features(
             dataset, self.learner.native_categorical, self.learner.dtype, categorical)
-        rng = _rng(seed)
-        order = rng.permutation(n)
-        if self.task == "classification":  # stratified: deal each class round the folds
-            order = order[np.argsort(y[order], kind="stable")]
-        part = np.empty(n, dtype=np.intp)
-        part[order] = np.arange(n) % folds
-        self.part = part
+        rng = self.rng = _rng(seed)
+        self.part = deal_folds(rng, y, folds, self.task)
         self.seeds = rng.integers(0, 2**31 - 1, size=folds).tolist()
         self.n_jobs = 1 if self.learner.device == "cuda" else n_jobs
         if parallel == "auto":
@@ -254,6 +261,7 @@ class LOCOEngine:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["dataset"], state["progress"], state["_cache"] = None, None, OrderedDict()
+        state["rng"] = None
         return state
 
 

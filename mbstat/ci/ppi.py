@@ -443,13 +443,15 @@ def _run_chunk(engine, tasks):
 # ------------------------------------------------------------- public API
 def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="auto",
              seed=None, *, alpha=0.05, device="auto", n_jobs=1, parallel="auto",
-             model_params=None, categorical=None, test="ppi", folds=5, na="raise"):
+             model_params=None, categorical=None, test="ppi", folds=None, na="raise"):
     """Predictive permutation independence test of x and the target given z (Algorithm 1).
 
     ``test="ppi"`` (default) is the paper's test, whose p-values are **not
-    calibrated** (below); for inference use ``test="loco"``, the calibrated
-    cross-fitted leave-covariate-out test (:func:`mbstat.ci.loco.loco_test`,
-    which then takes ``folds`` and ignores ``B`` and ``test_size``).
+    calibrated** (below); for inference use ``test="crt"``, the calibrated
+    holdout conditional randomization test (:func:`mbstat.ci.crt.crt_test`), or
+    ``test="loco"``, the cross-fitted leave-covariate-out test
+    (:func:`mbstat.ci.loco.loco_test`); both then take ``folds`` and ignore ``B``
+    and ``test_size`` (``crt_test`` sets its draws and repeats).
 
     For each of B random train/test splits, fit ``model`` on [x, z] -> target
     on the training part, compute the per-sample loss on the test part
@@ -498,10 +500,10 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
         text, categorical and other non-number columns are categories; numbers,
         integers and bools included, are numbers (split by thresholds), never
         one-hot encoded unless named here.
-    test : {"ppi", "loco"}
-        The paper's PPI test, or the calibrated LOCO test.
-    folds : int
-        Cross-fitting parts of ``test="loco"``.
+    test : {"ppi", "crt", "loco"}
+        The paper's PPI test, or a calibrated one.
+    folds : int, optional
+        Parts of ``test="crt"`` (default 2) or ``test="loco"`` (default 5).
     na : {"raise", "drop"}
 
     Returns
@@ -523,17 +525,20 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     leave the data's support and the risk rises even if x and y are
     independent given z (x = 0.7 z + noise, y from z: classification 18.5%,
     32% and 46.5% at B = 10, 30, 100; regression 14%, 30.5%, 40.5%; a
-    categorical x 14.5%, 24%, 38%). Larger B makes it worse. ``test="loco"``
-    holds the level on the same data (at most 4.5%, Wilson upper bounds
-    <= 0.083).
+    categorical x 14.5%, 24%, 38%). Larger B makes it worse. ``test="crt"`` and
+    ``test="loco"`` hold the level on the same data (``vignettes/ppi_calibration.py``).
     """
-    v.check_choice("test", test, ("ppi", "loco"))
-    if test == "loco":
+    v.check_choice("test", test, ("ppi", "crt", "loco"))
+    if test != "ppi":
+        from .crt import crt_test
         from .loco import loco_test
 
-        return loco_test(data, x, target, z, model=model, folds=folds, task=task, seed=seed,
-                         alpha=alpha, device=device, n_jobs=n_jobs, parallel=parallel,
-                         model_params=model_params, categorical=categorical, na=na)
+        calibrated, default_folds = (crt_test, 2) if test == "crt" else (loco_test, 5)
+        return calibrated(data, x, target, z, model=model,
+                          folds=default_folds if folds is None else folds, task=task,
+                          seed=seed, alpha=alpha, device=device, n_jobs=n_jobs,
+                          parallel=parallel, model_params=model_params,
+                          categorical=categorical, na=na)
     alpha = v.check_alpha(alpha)
     check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
     seed = drawn_seed(seed)
@@ -635,7 +640,7 @@ class PPITest(ModelTest):
 UNCALIBRATED = ("Note: the PPI test's p-values are not calibrated: the B splits share rows and "
                 "x is permuted\nmarginally, so true nulls are rejected far more often than "
                 "alpha (24-47% at alpha = 0.05,\nB = 30-100, when x depends on z; "
-                "vignettes/ppi_calibration.py). For inference use test='loco'.")
+                "vignettes/ppi_calibration.py). For inference use test='crt'.")
 
 _LOSSES = {"classification": "log-loss", "regression": "squared error"}
 

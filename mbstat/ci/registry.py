@@ -13,6 +13,7 @@ from .kernel import RCoT
 from .mixed import ConditionalGaussian
 from .oracle import DSeparationOracle
 from .regression import RegressionLR
+from .crt import CRTTest
 from .loco import LOCOTest
 from .ppi import PPITest
 from .rank import NormalScores, Spearman
@@ -42,6 +43,8 @@ _PPI = ("model", "B", "test_size", "task", "seed", "device", "n_jobs", "parallel
         "model_params", "categorical")
 _LOCO = ("model", "folds", "task", "seed", "device", "n_jobs", "parallel", "model_params",
          "categorical")
+_CRT = ("model", "folds", "repeats", "B", "task", "seed", "device", "n_jobs", "parallel",
+        "model_params", "categorical")
 
 
 def _contingency(statistic, df="bnlearn", calibration="asymptotic"):
@@ -101,10 +104,14 @@ TESTS = MappingProxyType({
                        {"model": "auto", "calibration": "asymptotic"}),
     "ppi": TestSpec(PPITest, {}, _PPI, "mixed",
                     "predictive permutation independence test (model-based; Hassan et al.); "
-                    "p-values NOT calibrated (use loco for inference)"),
+                    "p-values NOT calibrated (use crt or loco for inference)"),
     "loco": TestSpec(LOCOTest, {}, _LOCO, "mixed",
                      "cross-fitted leave-covariate-out test: held-out loss of a model given z "
                      "vs given x + z, one-sided t-test (model-based, calibrated)"),
+    "crt": TestSpec(CRTTest, {}, _CRT, "mixed",
+                    "holdout conditional randomization test: held-out loss of a model given "
+                    "x + z ranked among its losses with x drawn given z, parts combined by "
+                    "Bonferroni (model-based, calibrated)"),
     "auto": TestSpec(type(None), {}, ("those of the chosen test",), "any",
                      "chosen from the data's kinds, as bnlearn's check.test: all discrete: "
                      "g2; all continuous: fisher_z; mixed: mi-cg (arguments go to it)"),
@@ -139,6 +146,9 @@ ASSUMPTIONS = {
     "ppi": "none: p-values not calibrated (overlapping splits, marginal permutation)",
     "loco": "independent rows; under H0 adding x does not improve the model's held-out "
             "loss (a learner able to fit y from z); large n",
+    "crt": "independent rows; x drawn given z with its true law: exact for discrete z "
+           "(permuted within strata), a linear / multinomial logistic model of x on a "
+           "continuous z",
     "auto": "those of the chosen test",
     "oracle": "a known DAG (d-separation); no data",
     "exact": "a known joint distribution; no data",

@@ -1,0 +1,190 @@
+"""The holdout conditional randomization test (test="crt", issue 16): the part p-value and the
+shuffles against hand computations, the held-out losses against scikit-learn, the level under
+simulated nulls (Wilson interval), power, the samplers, the registry and the front ends."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
+from statsmodels.stats.proportion import proportion_confint
+
+import mbstat
+from mbstat.ci import crt_test, ppi_test
+from mbstat.ci.crt import CRTEngine, _shuffles, cauchy_combination, rank_pvalue
+from mbstat.data import as_dataset
+
+#: A cheap classifier (liblinear: a few ms per fit on these data).
+LOGIT = LogisticRegression(solver="liblinear")
+
+
+def issue_data(seed, n=400, task="classification", effect=0.0, x_kind="z"):
+    """Issue 16's designs: z ~ N(0, 1), x = 0.7 z + sqrt(0.51) e (or a category drawn from z);
+    y from 2 z (+ effect * x)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    x = 0.7 * z + np.sqrt(0.51) * rng.normal(size=n)
+    eta = 2 * z + effect * x
+    y = eta + rng.normal(size=n) if task == "regression" else \
+        (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(int)
+    out = pd.DataFrame({"x": x, "z": z, "y": y})
+    if x_kind == "category":
+        out["x"] = pd.Categorical(np.where(x > 0.5, "hi", np.where(x < -0.5, "lo", "mid")))
+    return out
+
+
+# ------------------------------------------------------------- the pieces
+def test_rank_pvalue_by_hand():
+    null = np.array([1.0, 2.0, 3.0, 3.0, 5.0])
+    assert rank_pvalue(0.5, null, 1.0) == pytest.approx(0 / 6)  # u = 1: (0 + 0 * 1) / 6
+    assert rank_pvalue(0.5, null, 0.0) == pytest.approx(1 / 6)
+    assert rank_pvalue(4.0, null, 0.0) == pytest.approx((4 + 1) / 6)
+    # ties with T0 = 3: below 2, ties 2: (2 + (1 - u) * 3) / 6
+    assert rank_pvalue(3.0, null, 0.5) == pytest.approx((2 + 1.5) / 6)
+    assert rank_pvalue(9.0, null, 0.0) == pytest.approx(1.0)
+    # every draw ties (a model that ignores x): uniform, not 1
+    assert rank_pvalue(2.0, np.full(99, 2.0), 0.25) == pytest.approx(0.75)
+
+
+def test_rank_pvalue_is_uniform_under_exchangeability():
+    rng = np.random.default_rng(0)
+    p = np.array([rank_pvalue(v[0], v[1:], rng.random())
+                  for v in rng.integers(0, 4, size=(4000, 20)).astype(float)])  # many ties
+    assert stats.kstest(p, "uniform").pvalue > 1e-3
+    assert np.mean(p <= 0.05) == pytest.approx(0.05, abs=0.015)
+
+
+def test_cauchy_combination_matches_scipy():
+    p = np.array([0.01, 0.2, 0.5, 0.9])
+    t, pv, logp = cauchy_combination(p)
+    assert t == pytest.approx(np.mean(np.tan((0.5 - p) * np.pi)))
+    assert pv == pytest.approx(stats.cauchy.sf(t)) and logp == pytest.approx(np.log(pv))
+
+
+def test_shuffles_stay_within_strata_and_are_uniform():
+    stratum = np.array([0, 1, 0, 2, 1, 0, 0, 2, 1, 0])
+    which = _shuffles(stratum, 3000, 7)
+    assert which.shape == (3000, 10)
+    assert (stratum[which] == stratum[None, :]).all()  # a row takes a value of its stratum
+    assert all(sorted(w) == list(range(10)) for w in which[:50])  # each draw a permutation
+    # row 0 (stratum 0, five rows) takes each row of its stratum 1/5 of the time
+    counts = np.bincount(which[:, 0], minlength=10)[stratum == 0]
+    assert stats.chisquare(counts).pvalue > 1e-3
+    np.testing.assert_array_equal(_shuffles(stratum, 50, 3), _shuffles(stratum, 50, 3))
+
+
+def test_held_out_losses_match_sklearn():
+    """The observed loss and the draws' losses (tabulated path and row-by-row path) against
+    scikit-learn's log_loss of the same fitted model."""
+    df = issue_data(1, n=300, x_kind="category")
+    ds = as_dataset(df)
+    eng = CRTEngine(ds, 2, model=LOGIT, folds=2, repeats=1, B=7, seed=3)
+    cols = np.concatenate([eng.groups[0], eng.groups[1]])
+    X = np.ascontiguousarray(eng.X[:, cols])
+    xpos = np.flatnonzero(np.isin(cols, eng.groups[0]))
+    test = np.flatnonzero(eng.parts[0] == 0)
+    train = np.flatnonzero(eng.parts[0] != 0)
+    fitted = eng.learner.fit(X[train], eng.labels[train], 1, None)
+    values = X[test][:, xpos]
+    which = _shuffles(np.zeros(len(test), dtype=np.intp), 7, 11)
+    observed, null = eng._losses(fitted, X[test], xpos, eng.y[test], (values, which), 5)
+    model = fitted
+    yt = eng.y[test]
+    assert observed == pytest.approx(log_loss(yt, model.predict_proba(X[test]), labels=[0, 1],
+                                              normalize=False), rel=1e-9)
+    for b in range(7):
+        Xb = X[test].copy()
+        Xb[:, xpos] = values[which[b]]
+        assert null[b] == pytest.approx(log_loss(yt, model.predict_proba(Xb), labels=[0, 1],
+                                                 normalize=False), rel=1e-9)
+    # the shuffles within one stratum, summed by the compiled kernel: the same stream
+    _, fused = eng._losses(fitted, X[test], xpos, yt,
+                           (values, np.zeros(len(test), dtype=np.intp)), 11)
+    np.testing.assert_allclose(np.sort(fused), np.sort(null), rtol=1e-9)
+
+
+# --------------------------------------------------------- level and power
+def _rejections(scenario_seeds, **kw):
+    p = np.array([crt_test(df, "x", "y", z=["z"], seed=s, **kw).pvalue
+                  for s, df in scenario_seeds])
+    return int(np.sum(p <= 0.05)), len(p)
+
+
+def test_level_under_nulls_wilson():
+    """x independent of y given z (continuous x: linear sampler; categorical x: logistic
+    sampler): the rejection rate's Wilson interval must reach down to 0.05 or below."""
+    for x_kind in ("z", "category"):
+        k, n = _rejections([(s, issue_data(100 + s, n=300, x_kind=x_kind)) for s in range(60)],
+                           model=LOGIT, repeats=1, B=99)
+        lo, hi = proportion_confint(k, n, method="wilson")
+        assert lo <= 0.05, (x_kind, k, n)
+
+
+def test_power_on_the_issue_alternative():
+    k, n = _rejections([(s, issue_data(500 + s, n=300, effect=1.0)) for s in range(12)],
+                       model=LOGIT, repeats=2, B=199)
+    assert k >= 10, k
+
+
+def test_discrete_z_shuffles_within_strata_and_result():
+    rng = np.random.default_rng(4)
+    n = 600
+    z = rng.integers(0, 3, n)
+    x = (rng.random(n) < 0.2 + 0.3 * z).astype(int)  # x depends on z only
+    y = (rng.random(n) < 0.1 + 0.35 * z).astype(int)
+    df = pd.DataFrame({"x": pd.Categorical(x), "z": pd.Categorical(z), "y": y})
+    r = crt_test(df, "x", "y", z=["z"], model=LOGIT, B=199, seed=1)
+    assert r.part_pvalues.shape == (6,) and not r.part_pvalues.flags.writeable
+    assert r.pvalue == pytest.approx(min(1.0, 6 * r.part_pvalues.min()))
+    assert r.statistic == pytest.approx(r.part_pvalues.min())
+    assert r.pvalue > 0.01  # the null holds
+    dep = crt_test(df.assign(y=np.where(rng.random(n) < 0.8, x, y)), "x", "y", z=["z"],
+                   model=LOGIT, B=199, seed=1)
+    assert dep.pvalue < 0.05
+
+
+# ------------------------------------------------------------ front ends
+def test_front_ends_registry_seed_and_printout():
+    df = issue_data(2, n=200, effect=1.0)
+    r = crt_test(df, "x", "y", z=["z"], model=LOGIT, B=99, seed=5)
+    assert r == crt_test(df, "x", "y", z=["z"], model=LOGIT, B=99, seed=5)  # same seed
+    assert r.test == "crt" and r.B == 99 and r.repeats == 3 and r.folds == 2
+    text = str(r)
+    assert "Holdout conditional randomization test" in text and "seed 5" in text
+    assert "Bonferroni" in text
+    drawn = crt_test(df, "x", "y", z=["z"], model=LOGIT, B=19, repeats=1)
+    assert isinstance(drawn.seed, int)
+    assert crt_test(df, "x", "y", z=["z"], model=LOGIT, B=19, repeats=1,
+                    seed=drawn.seed) == drawn
+    via_ppi = ppi_test(df, "x", "y", z=["z"], model=LOGIT, test="crt", seed=5)
+    assert via_ppi.test == "crt" and via_ppi.folds == 2
+    c = mbstat.ci_test(df, "x", "y", z=["z"], test="crt", model=LOGIT, B=99, seed=5)
+    assert c.pvalue == pytest.approx(r.pvalue)
+    assert "crt" in mbstat.tests_table().index
+    assert df.equals(issue_data(2, n=200, effect=1.0))  # the caller's data untouched
+
+
+def test_bad_arguments_are_named():
+    df = issue_data(3, n=100)
+    with pytest.raises(ValueError, match="repeats"):
+        crt_test(df, "x", "y", z=["z"], repeats=0)
+    with pytest.raises(ValueError, match="B"):
+        crt_test(df, "x", "y", z=["z"], B=0)
+    mixed = df.assign(c=pd.Categorical(np.where(df.x > 0, "a", "b")))
+    with pytest.raises(ValueError, match="mixed x"):
+        crt_test(mixed, ["x", "c"], "y", z=["z"], model=LOGIT)
+
+
+def test_ppfs_takes_the_crt():
+    rng = np.random.default_rng(0)
+    n = 400
+    a, b, noise = rng.normal(size=(3, n))
+    y = (a + b + 0.5 * rng.normal(size=n) > 0).astype(int)
+    df = pd.DataFrame({"a": a, "b": b, "noise": noise, "y": y})
+    r = mbstat.ppfs(df, "y", test="crt", model=LOGIT, K=0, B=99, seed=1)
+    assert set(r.selected) == {"a", "b"}
+    assert r.params["test"] == "crt" and r.folds == 2
+    with pytest.raises(TypeError, match="test_size"):
+        mbstat.ppfs(df, "y", test="crt", test_size=0.3)
