@@ -50,8 +50,9 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     alpha : float
         Significance level of the tests.
     B : int, optional
-        Splits per PPI test (>= 5; default 30). ``test="ppi"`` only: given with
-        ``test="loco"`` it is refused (that test takes ``folds``).
+        Splits per PPI test (>= 5; default 30), or draws of x given z per part of a
+        ``test="crt"`` test (default 1000); refused with ``test="loco"`` (that test
+        takes ``folds``).
     K : int
         Folds of the MB aggregation; 0 or 1: no aggregation, one run on all rows.
     model : {"xgboost", "tree"} or estimator
@@ -68,15 +69,17 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         Folds, splits, permutations and model seeds; same seed, same result
         (whatever ``n_jobs``). None draws a seed, recorded in ``result.seed`` and
         printed by ``summary()``, so that any run can be replayed.
-    test : {"loco", "ppi"}
+    test : {"loco", "crt", "ppi"}
         "loco" (default): the calibrated cross-fitted leave-covariate-out test
-        (:func:`mbstat.ci.loco.loco_test`), whose p-values hold their level.
+        (:func:`mbstat.ci.loco.loco_test`). "crt": the calibrated holdout
+        conditional randomization test (:func:`mbstat.ci.crt.crt_test`; more power,
+        slower where x given z needs a model).
         "ppi": the paper's predictive permutation test (Algorithm 1), to
         reproduce the paper; its p-values are not calibrated (true nulls where
         x depends on z are rejected in 14-47% of data sets at alpha = 0.05,
         B = 10-100; ``vignettes/ppi_calibration.py``).
-    folds : int
-        Cross-fitting parts of each LOCO test (>= 2).
+    folds : int, optional
+        Parts of each LOCO test (default 5) or of each split of a CRT test (default 2).
     task : {"auto", "classification", "regression"}
         "auto": classes if discrete or whole-number floats not mostly distinct (as sklearn).
     test_size, device, parallel, model_params :
