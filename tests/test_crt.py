@@ -188,3 +188,50 @@ def test_ppfs_takes_the_crt():
     assert r.params["test"] == "crt" and r.folds == 2
     with pytest.raises(TypeError, match="test_size"):
         mbstat.ppfs(df, "y", test="crt", test_size=0.3)
+
+
+# ------------------------------------------------------- audit regressions
+def test_named_categorical_float_x_is_drawn_among_its_levels():
+    """A float column named in ``categorical`` is a category for the model (one-hot for the
+    tree, codes for XGBoost): its draws given a continuous z must be its encoded levels, not
+    continuous values written into the encoded columns (which broke the level: 27% of nulls
+    rejected at 0.05)."""
+    rng = np.random.default_rng(0)
+    n = 300
+    z = rng.normal(size=n)
+    x = np.round(np.clip(z + rng.normal(size=n), -1, 1)) + 0.5  # -0.5, 0.5, 1.5
+    y = (rng.random(n) < 1 / (1 + np.exp(-2 * z))).astype(int)
+    ds = as_dataset(pd.DataFrame({"x": x, "z": z, "y": y}))
+    for model in ("tree", "xgboost"):
+        eng = CRTEngine(ds, 2, model=model, repeats=1, B=5, seed=1, categorical=(0,))
+        cols = np.concatenate([eng.groups[0], eng.groups[1]])
+        xpos = np.flatnonzero(np.isin(cols, eng.groups[0]))
+        xblock = eng.X[:, cols][:, xpos]
+        test = np.flatnonzero(eng.parts[0] == 0)
+        values, which = eng._sampler((0,), (1,), xblock)((test), 20, np.random.default_rng(0))
+        drawn = values[which].reshape(-1, xblock.shape[1])
+        levels = {tuple(r) for r in np.unique(xblock, axis=0)}
+        assert len(levels) == 3 and {tuple(r) for r in drawn} <= levels, model
+
+
+def test_level_named_categorical_x_wilson():
+    def data(s, n=200):
+        rng = np.random.default_rng(s)
+        z = rng.normal(size=n)
+        x = np.round(np.clip(0.7 * z + 0.7 * rng.normal(size=n), -1, 1)) + 0.5
+        y = (rng.random(n) < 1 / (1 + np.exp(-2 * z))).astype(int)
+        return pd.DataFrame({"x": x, "z": z, "y": y})
+
+    p = np.array([crt_test(data(s), "x", "y", z=["z"], model="tree", categorical=["x"],
+                           B=49, repeats=1, seed=s).pvalue for s in range(80)])
+    lo, hi = proportion_confint(int(np.sum(p <= 0.05)), len(p), method="wilson")
+    assert lo <= 0.05, np.sum(p <= 0.05)
+
+
+def test_calibration_is_monte_carlo_not_asymptotic():
+    df = issue_data(6, n=120)
+    r = crt_test(df, "x", "y", z=["z"], model=LOGIT, B=19, repeats=1, seed=1)
+    assert r.calibration == "permutation"
+    c = mbstat.ci_test(df, "x", "y", z=["z"], test="crt", model=LOGIT, B=19, repeats=1,
+                       seed=1)
+    assert c.calibration == "permutation" and c.pvalue == pytest.approx(r.pvalue)

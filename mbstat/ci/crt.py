@@ -38,8 +38,8 @@ default XGBoost; ``vignettes/ppi_calibration.py`` for the final figures):
 * Why 2 parts x 3 repeats: one split into 5 parts had less power (0.78 with
   Bonferroni against 0.89-0.96), one split into 2 parts less again, at more or
   as many fits.
-* B = 1000 draws per part, so that the smallest p-value, 6 / 1001, is below the
-  usual levels.
+* B = 1000 draws per part, so that a part whose held-out loss beats every draw
+  gives a p-value of at most 6 / 1001, below the usual levels.
 * How x~ is drawn (the law of x given z is the test's assumption, as for
   every conditional randomization test):
 
@@ -52,15 +52,19 @@ default XGBoost; ``vignettes/ppi_calibration.py`` for the final figures):
     regression of x on z (continuous z as numbers, discrete z as treatment
     dummies, all rows: y is not used) and the held-out rows' residual rows
     permuted (x~ = fitted + permuted residual);
-  - otherwise, x discrete (one or more columns, joint levels):
+  - otherwise, x discrete (one or more columns, joint levels; a column named in
+    ``categorical`` counts as discrete, as for z):
     a multinomial logistic regression of x on z (scikit-learn, weakly
-    penalized, all rows) and x~ drawn from its probabilities.
+    penalized, all rows) and x~ drawn from its probabilities. The levels are
+    the distinct rows of x's encoded columns (one-hot, codes or numbers), so
+    a draw is always a value the model has seen.
 
   A sampler that misses how x depends on z (a non-linear mean for continuous z)
   breaks the level the way the PPI test's marginal permutation does; only the
   residuals of the held-out part are permuted, because a tree model remembers
   the x values of its training rows.
-* The smallest p-value is about 1/(B + 1) (B = 200 by default).
+* A part's p-value is randomized (ties and the rank within them), so it can fall
+  below 1/(B + 1): it is uniform under H0, not bounded below.
 * The model is refitted per part and per x; where x takes few distinct values
   in a part (categories, 0/1), the part's held-out rows are predicted once per
   value and the B draws read from that table.
@@ -75,8 +79,8 @@ import numpy as np
 
 from .. import _validation as v
 from ..models import per_sample_loss
-from ._design import column_values, dummies, is_discrete, strata
-from .base import ASYMPTOTIC, CIBatch, Query, as_matrix, plural, results_table
+from ._design import column_values, is_discrete
+from .base import NOTES, PERMUTATION, CIBatch, Query, as_matrix, plural, results_table
 from .loco import LOCOEngine, check_folds, deal_folds
 from .ppi import ModelResult, ModelTest, check_ppi_args, drawn_seed, resolve_query
 
@@ -95,6 +99,9 @@ _CHUNK_ROWS = 250_000
 _MODELS = 4
 #: A part's x is tabulated (predicted once per distinct value) up to this many values.
 _TABULATE = 64
+#: The htest note of the test's p-values (calibration "permutation": Monte Carlo, not asymptotic).
+CRT_NOTES = {**NOTES, PERMUTATION: "p-value from B draws of x given z per held-out part (Monte "
+                                   "Carlo rank of the held-out loss), Bonferroni over the parts"}
 
 
 def cauchy_combination(pvalues):
@@ -143,7 +150,8 @@ class CRTEngine(LOCOEngine):
                                     for _ in range(self.repeats - 1)]
         self.fit_seeds = self.rng.integers(0, 2**31 - 1, size=(self.repeats, self.folds))
         self.draw_seed = int(self.rng.integers(0, 2**63 - 1))
-        self.discrete = [is_discrete(dataset, j) for j in range(dataset.n_cols)]
+        named = set(int(c) for c in categorical)  # the model's categories are x's levels
+        self.discrete = [is_discrete(dataset, j) or j in named for j in range(dataset.n_cols)]
         self._data = dataset  # the sampler's view (kinds, codes, numbers); kept when pickled
         self._models = OrderedDict()
 
@@ -252,12 +260,15 @@ class CRTEngine(LOCOEngine):
         notes)."""
         ds = self._data
         if all(self.discrete[j] for j in z):
-            g, G, _ = strata(ds, z)
+            g, G = self._levels(z)[1:]
             if ds.n_rows >= STRATUM_ROWS * self.folds * G:
                 return lambda test, B, rng: (xblock[test], g[test])
-        design = _design(ds, z)
+        design = self._design(z)
         if all(self.discrete[j] for j in x):
-            code, G, _ = strata(ds, x)
+            # the joint levels as the model reads them (its encoded columns), so that a draw
+            # is always one of them, whatever the encoding (one-hot, codes, numbers)
+            levels, code = np.unique(xblock, axis=0, return_inverse=True)
+            code, G = code.reshape(-1), len(levels)
             if G < 2:
                 return lambda test, B, rng: (xblock[test], np.zeros((B, len(test)), np.intp))
             from sklearn.linear_model import LogisticRegression
@@ -265,8 +276,6 @@ class CRTEngine(LOCOEngine):
             model = LogisticRegression(C=100.0, max_iter=1000).fit(design, code)
             prob = np.zeros((len(code), G))
             prob[:, model.classes_] = model.predict_proba(design)
-            first = np.unique(code, return_index=True)[1]
-            levels = xblock[first]  # the model columns of each joint level
 
             def draw(test, B, rng):
                 cum = np.cumsum(prob[test], axis=1)
@@ -294,6 +303,32 @@ class CRTEngine(LOCOEngine):
         state["_data"], state["_models"] = self._data, OrderedDict()
         return state
 
+    def _levels(self, cols) -> tuple:
+        """The distinct rows of the model columns of the discrete data columns ``cols``
+        (columns named in ``categorical`` included) and each row's code 0..G-1: (levels,
+        codes (n,), G)."""
+        n = self.X.shape[0]
+        if not cols:
+            return np.zeros((1, 0), self.X.dtype), np.zeros(n, dtype=np.intp), 1
+        block = self.X[:, np.concatenate([self.groups[j] for j in cols])]
+        levels, codes = np.unique(block, axis=0, return_inverse=True)
+        return levels, codes.reshape(-1).astype(np.intp), len(levels)
+
+    def _design(self, z) -> np.ndarray:
+        """The design of x given z (n, p): intercept, continuous z standardized, treatment
+        dummies of each discrete z (or named categorical) column, first level the reference."""
+        cont = [j for j in z if not self.discrete[j]]
+        vals = column_values(self._data, cont)
+        if vals.shape[1]:
+            sd = vals.std(axis=0)
+            vals = (vals - vals.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        blocks = [np.ones((self.X.shape[0], 1)), vals]
+        for j in z:
+            if self.discrete[j]:
+                codes, G = self._levels((j,))[1:]
+                blocks.append((codes[:, None] == np.arange(1, G)[None, :]).astype(np.float64))
+        return np.hstack(blocks)
+
 
 def _strata_order(stratum) -> tuple:
     """The rows listed stratum by stratum, and the strata's starts in that list (and the end)."""
@@ -307,18 +342,6 @@ def _shuffles(stratum, B: int, seed: int) -> np.ndarray:
     from ._shuffle import shuffles_within
 
     return shuffles_within(*_strata_order(stratum), int(B), int(seed))
-
-
-def _design(dataset, z) -> np.ndarray:
-    """Intercept, continuous z standardized and treatment dummies of discrete z (n, p)."""
-    cont = [j for j in z if not is_discrete(dataset, j)]
-    vals = column_values(dataset, cont)
-    if vals.shape[1]:
-        sd = vals.std(axis=0)
-        vals = (vals - vals.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    blocks = [np.ones((dataset.n_rows, 1)), vals,
-              *[dummies(dataset, j) for j in z if is_discrete(dataset, j)]]
-    return np.hstack(blocks)
 
 
 def _distinct_rows(values):
@@ -336,11 +359,12 @@ def _distinct_rows(values):
 
 def _table(out) -> np.ndarray:
     """The results table of holdout randomization tests: the smallest part p-value, df NaN,
-    p, ``mi`` NaN and the mean loss increase under the draws in ``increase``."""
+    p, ``mi`` NaN, calibration "permutation" (Monte Carlo) and the mean loss increase under
+    the draws in ``increase``."""
     return results_table(
         len(out), extra=CRTTest.extra_columns, statistic=[o[0] for o in out], df=np.nan,
         pvalue=[o[1] for o in out], log_pvalue=[o[2] for o in out], mi=np.nan,
-        increase=[o[3] for o in out], calibration=ASYMPTOTIC)
+        increase=[o[3] for o in out], calibration=PERMUTATION)
 
 
 # ------------------------------------------------------------- public API
@@ -401,7 +425,8 @@ def crt_test(data, x, target, z=(), model="xgboost", folds=2, repeats=3, B=B_DRA
                        model_params=model_params, categorical=cats)
     out = engine.test_many([xs], zs)
     table = _table(out)
-    query = Query("crt", METHOD, "min p", alpha, ds.n_rows, ds.names, table.dtype.names)
+    query = Query("crt", METHOD, "min p", alpha, ds.n_rows, ds.names, table.dtype.names,
+                  CRT_NOTES)
     batch = CIBatch(query, (tuple(sorted(xs)),), t, tuple(sorted(zs)), as_matrix(table))
     parts = out[0][4]
     parts.flags.writeable = False
@@ -422,6 +447,7 @@ class CRTTest(ModelTest):
     method = METHOD
     statistic_name = "min p"
     engine_class = CRTEngine
+    notes = CRT_NOTES
 
     def __init__(self, model="xgboost", folds=2, repeats=3, B=B_DRAWS, task="auto", seed=None,
                  *, device="auto", n_jobs=1, parallel="auto", model_params=None,
