@@ -235,3 +235,42 @@ def test_calibration_is_monte_carlo_not_asymptotic():
     c = mbstat.ci_test(df, "x", "y", z=["z"], test="crt", model=LOGIT, B=19, repeats=1,
                        seed=1)
     assert c.calibration == "permutation" and c.pvalue == pytest.approx(r.pvalue)
+
+
+class _ThreadLogit(LogisticRegression):
+    """A logistic regression that records the thread of each fit (and takes its time)."""
+
+    threads: set = set()
+
+    def fit(self, X, y, sample_weight=None):
+        import threading
+        import time
+
+        type(self).threads.add(threading.get_ident())
+        time.sleep(0.05)
+        return super().fit(X, y, sample_weight)
+
+
+def test_n_jobs_runs_the_parts_at_once_and_changes_nothing():
+    """n_jobs fits and tests the parts at once (XGBoost gets cpu_count // n_jobs threads per
+    fit, so fits one at a time were slower with n_jobs > 1); the p-values are the same for
+    any n_jobs and worker kind, and for an engine sent to a process (pickled)."""
+    import pickle
+
+    df = issue_data(7, n=200, effect=0.5)
+    _ThreadLogit.threads = set()
+    r = crt_test(df, "x", "y", z=["z"], model=_ThreadLogit(solver="liblinear"), B=19, seed=2,
+                 n_jobs=2, parallel="threads")
+    assert len(_ThreadLogit.threads) == 2
+    for kw in ({"n_jobs": 1}, {"n_jobs": 2, "parallel": "processes"}):
+        assert crt_test(df, "x", "y", z=["z"], model=LOGIT, B=19, seed=2, **kw) == \
+            crt_test(df, "x", "y", z=["z"], model=LOGIT, B=19, seed=2, n_jobs=2,
+                     parallel="threads")
+    eng = CRTEngine(as_dataset(df), 2, model=LOGIT, B=19, seed=4, repeats=1)
+    ticks = []
+    eng.progress = ticks.append
+    first = eng.test_many([(0,)], (1,))
+    again = pickle.loads(pickle.dumps(eng)).test_many([(0,)], (1,))
+    assert ticks == [1] and first[0][1] == again[0][1]
+    np.testing.assert_array_equal(first[0][4], again[0][4])
+    assert r.model.startswith("_ThreadLogit")

@@ -180,32 +180,40 @@ class CRTEngine(LOCOEngine):
         rng = np.random.default_rng([self.draw_seed, *x, self.dataset_width, *z])
         draw = self._sampler(x, z, X[:, xpos])
         models = self._models_of(tuple(features), X, types)
-        pvalues, increase = [], []
-        for r, part in enumerate(self.parts):
-            for k in range(self.folds):
-                test = np.flatnonzero(part == k)
-                observed, null = self._losses(models[r][k], X[test], xpos, self.y[test],
-                                              draw(test, self.B, rng),
-                                              int(rng.integers(0, 2**31 - 1)))
-                pvalues.append(rank_pvalue(observed, null, rng.random()))
-                increase.append((float(null.mean()) - observed) / len(test))
+
+        def parts():  # drawn here, in order, from one stream: the same whatever n_jobs
+            for r, part in enumerate(self.parts):
+                for k in range(self.folds):
+                    test = np.flatnonzero(part == k)
+                    drawn = draw(test, self.B, rng)
+                    yield (self.learner, self.task, self.B, models[r][k], X[test], xpos,
+                           self.y[test], drawn, int(rng.integers(0, 2**31 - 1)), rng.random())
+
+        done = self._map(_part_pvalue, parts())
+        pvalues = [p for p, _ in done]
         least = min(pvalues)
         p = min(1.0, len(pvalues) * least)
-        return least, p, math.log(p), float(np.mean(increase)), np.array(pvalues)
+        increase = float(np.mean([d for _, d in done]))
+        return least, p, math.log(p), increase, np.array(pvalues)
+
+    def _map(self, fn, tasks) -> list:
+        """``fn(*task)`` of each task, on ``n_jobs`` threads or processes (in order)."""
+        if self.n_jobs == 1:
+            return [fn(*t) for t in tasks]
+        from joblib import Parallel, delayed
+
+        backend = "threading" if self.parallel == "threads" else "loky"
+        return Parallel(n_jobs=self.n_jobs, backend=backend)(delayed(fn)(*t) for t in tasks)
 
     def _models_of(self, features: tuple, X, types):
         """The fitted models of each split and part on ``features`` (kept for the next
         tests on the same columns: a shrink phase tests every member in one model)."""
         models = self._models.get(features)
         if models is None:
-            models = []
-            for r, part in enumerate(self.parts):
-                row = []
-                for k in range(self.folds):
-                    train = np.flatnonzero(part != k)
-                    row.append(self.learner.fit(X[train], self.labels[train],
-                                                int(self.fit_seeds[r, k]), types))
-                models.append(row)
+            fits = self._map(self.learner.fit, (
+                (X[part != k], self.labels[part != k], int(self.fit_seeds[r, k]), types)
+                for r, part in enumerate(self.parts) for k in range(self.folds)))
+            models = [fits[r * self.folds:(r + 1) * self.folds] for r in range(self.repeats)]
             self.n_fits += self.repeats * self.folds
             if self.device_used is None:
                 self.device_used = self.learner.device_of(models[0][0])
@@ -220,38 +228,9 @@ class CRTEngine(LOCOEngine):
 
     def _losses(self, fitted, Xt, xpos, yt, drawn, seed: int):
         """Held-out loss sums: observed, and (B,) with x replaced by the draws ``drawn``
-        (:meth:`_sampler`)."""
-        m = len(yt)
-        values, which = drawn
-        uniq, inverse = _distinct_rows(values)
-        if uniq is not None:  # few values: predict each held-out row once per value
-            Xu = np.repeat(Xt[None], len(uniq) + 1, axis=0)  # the observed x, then each value
-            Xu[1:, :, xpos] = uniq[:, None, :]
-            pred = self.learner.predict(fitted, Xu.reshape(-1, Xt.shape[1]))
-            loss = per_sample_loss(pred, np.tile(yt, len(uniq) + 1), self.task).reshape(-1, m)
-            if which.ndim == 1:  # shuffles within strata, summed as they are drawn
-                from ._shuffle import shuffled_sums
-
-                order, starts = _strata_order(which)
-                null = shuffled_sums(order, starts, inverse.astype(np.int64), loss[1:],
-                                     self.B, seed)
-            else:
-                null = loss[1:][inverse[which], np.arange(m)[None, :]].sum(axis=1)
-            return float(loss[0].sum()), null
-        if which.ndim == 1:
-            which = _shuffles(which, self.B, seed)
-        observed = float(per_sample_loss(self.learner.predict(fitted, Xt), yt, self.task).sum())
-        B = which.shape[0]
-        null = np.empty(B)
-        step = max(1, _CHUNK_ROWS // max(m, 1))
-        for lo in range(0, B, step):
-            w = which[lo:lo + step]
-            Xb = np.repeat(Xt[None], len(w), axis=0)
-            Xb[:, :, xpos] = values[w]
-            pred = self.learner.predict(fitted, Xb.reshape(-1, Xt.shape[1]))
-            loss = per_sample_loss(pred, np.tile(yt, len(w)), self.task)
-            null[lo:lo + len(w)] = loss.reshape(len(w), m).sum(axis=1)
-        return observed, null
+        (:meth:`_sampler`); see :func:`_held_out_losses`."""
+        return _held_out_losses(self.learner, self.task, self.B, fitted, Xt, xpos, yt, drawn,
+                                seed)
 
     def _sampler(self, x, z, xblock):
         """``draw(test_rows, B, rng) -> (values, which)``: x~ of the held-out row i in draw
@@ -328,6 +307,50 @@ class CRTEngine(LOCOEngine):
                 codes, G = self._levels((j,))[1:]
                 blocks.append((codes[:, None] == np.arange(1, G)[None, :]).astype(np.float64))
         return np.hstack(blocks)
+
+
+def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: int):
+    """Held-out loss sums of a fitted model on a part's rows ``Xt``: observed, and (B,) with
+    x (the columns ``xpos``) replaced by the draws ``drawn`` (:meth:`CRTEngine._sampler`;
+    shuffles within strata are drawn here from ``seed``)."""
+    m = len(yt)
+    values, which = drawn
+    uniq, inverse = _distinct_rows(values)
+    if uniq is not None:  # few values: predict each held-out row once per value
+        Xu = np.repeat(Xt[None], len(uniq) + 1, axis=0)  # the observed x, then each value
+        Xu[1:, :, xpos] = uniq[:, None, :]
+        pred = learner.predict(fitted, Xu.reshape(-1, Xt.shape[1]))
+        loss = per_sample_loss(pred, np.tile(yt, len(uniq) + 1), task).reshape(-1, m)
+        if which.ndim == 1:  # shuffles within strata, summed as they are drawn
+            from ._shuffle import shuffled_sums
+
+            order, starts = _strata_order(which)
+            null = shuffled_sums(order, starts, inverse.astype(np.int64), loss[1:],
+                                 B, seed)
+        else:
+            null = loss[1:][inverse[which], np.arange(m)[None, :]].sum(axis=1)
+        return float(loss[0].sum()), null
+    if which.ndim == 1:
+        which = _shuffles(which, B, seed)
+    observed = float(per_sample_loss(learner.predict(fitted, Xt), yt, task).sum())
+    null = np.empty(which.shape[0])
+    step = max(1, _CHUNK_ROWS // max(m, 1))
+    for lo in range(0, B, step):
+        w = which[lo:lo + step]
+        Xb = np.repeat(Xt[None], len(w), axis=0)
+        Xb[:, :, xpos] = values[w]
+        pred = learner.predict(fitted, Xb.reshape(-1, Xt.shape[1]))
+        loss = per_sample_loss(pred, np.tile(yt, len(w)), task)
+        null[lo:lo + len(w)] = loss.reshape(len(w), m).sum(axis=1)
+    return observed, null
+
+
+def _part_pvalue(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: int,
+                 u: float) -> tuple:
+    """One held-out part: its p-value (:func:`rank_pvalue`) and its mean loss increase per
+    row under the draws."""
+    observed, null = _held_out_losses(learner, task, B, fitted, Xt, xpos, yt, drawn, seed)
+    return rank_pvalue(observed, null, u), (float(null.mean()) - observed) / len(yt)
 
 
 def _strata_order(stratum) -> tuple:
