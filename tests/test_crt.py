@@ -274,3 +274,39 @@ def test_n_jobs_runs_the_parts_at_once_and_changes_nothing():
     assert ticks == [1] and first[0][1] == again[0][1]
     np.testing.assert_array_equal(first[0][4], again[0][4])
     assert r.model.startswith("_ThreadLogit")
+
+
+def test_logistic_draws_follow_sklearn_probabilities_in_b_by_m_memory():
+    """x discrete given a continuous z: the draws of a held-out row follow the probabilities
+    of scikit-learn's multinomial logistic regression of x on z (chi-square), and drawing
+    takes memory of the order of B x m (not B x m x levels: 30 levels here)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(8)
+    n, G = 600, 30
+    z = rng.normal(size=n)
+    x = np.clip(np.round(4 * z + 3 * rng.normal(size=n)) + 15, 0, G - 1).astype(int)
+    y = (rng.random(n) < 1 / (1 + np.exp(-z))).astype(int)
+    df = pd.DataFrame({"x": pd.Categorical(x, categories=range(G)), "z": z, "y": y})
+    eng = CRTEngine(as_dataset(df), 2, model="tree", repeats=1, B=5, seed=1)
+    cols = np.concatenate([eng.groups[0], eng.groups[1]])
+    xblock = eng.X[:, cols][:, np.flatnonzero(np.isin(cols, eng.groups[0]))]
+    draw = eng._sampler((0,), (1,), xblock)
+    test = np.flatnonzero(eng.parts[0] == 0)
+    B = 400
+    tracemalloc.start()
+    values, which = draw(test, B, np.random.default_rng(0))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 24 * B * len(test), peak / (B * len(test))  # 45 bytes before, 17 now
+    ref = LogisticRegression(C=100.0, max_iter=1000).fit((z[:, None] - z.mean()) / z.std(), x)
+    row = test[0]
+    prob = ref.predict_proba(((z[row] - z.mean()) / z.std()).reshape(1, 1))[0]
+    _, more = draw(np.array([row]), 20000, np.random.default_rng(1))
+    label = {tuple(xblock[i]): x[i] for i in range(n)}  # the model's row of each level of x
+    drawn = np.array([label[tuple(values[w])] for w in more[:, 0]])
+    counts = np.bincount(drawn, minlength=G)[ref.classes_]
+    expected = prob * counts.sum()
+    keep = expected >= 5
+    stat = ((counts[keep] - expected[keep]) ** 2 / expected[keep]).sum()
+    assert stats.chi2.sf(stat, keep.sum() - 1) > 1e-3

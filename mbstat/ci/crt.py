@@ -256,10 +256,13 @@ class CRTEngine(LOCOEngine):
             prob = np.zeros((len(code), G))
             prob[:, model.classes_] = model.predict_proba(design)
 
-            def draw(test, B, rng):
+            def draw(test, B, rng):  # inverse CDF, one level at a time: (B, m) memory
                 cum = np.cumsum(prob[test], axis=1)
-                u = rng.random((B, len(test), 1))
-                return levels, np.minimum((u > cum[None]).sum(axis=2), G - 1)
+                u = rng.random((B, len(test)))
+                which = np.zeros((B, len(test)), dtype=np.intp)
+                for g in range(G - 1):  # the last level takes what is left (rounding)
+                    which += u > cum[None, :, g]
+                return levels, which
             return draw
         if any(self.discrete[j] for j in x):
             raise ValueError("the conditional randomization test draws x given a continuous z "
