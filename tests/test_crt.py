@@ -310,3 +310,25 @@ def test_logistic_draws_follow_sklearn_probabilities_in_b_by_m_memory():
     keep = expected >= 5
     stat = ((counts[keep] - expected[keep]) ** 2 / expected[keep]).sum()
     assert stats.chi2.sf(stat, keep.sum() - 1) > 1e-3
+
+
+def test_binary_float_x_is_drawn_among_its_values():
+    """A 0/1 x stored as floats (a continuous column) given a continuous z is drawn among
+    its two values, as an integer x is: the linear model's draws left the support and
+    rejected 38% of 60 nulls at 0.05 with XGBoost. Same p-values as the integer column."""
+    def data(s, n=300, kind=float):
+        rng = np.random.default_rng(s)
+        z = rng.normal(size=n)
+        x = (rng.random(n) < 1 / (1 + np.exp(-3 * z))).astype(kind)
+        y = (rng.random(n) < 1 / (1 + np.exp(-2 * z))).astype(int)
+        return pd.DataFrame({"x": x, "z": z, "y": y})
+
+    kw = dict(model="xgboost", model_params={"n_estimators": 30}, B=49, repeats=1)
+    p = np.array([crt_test(data(s), "x", "y", z=["z"], seed=s, **kw).pvalue for s in range(60)])
+    lo, _ = proportion_confint(int(np.sum(p <= 0.05)), len(p), method="wilson")
+    assert lo <= 0.05, np.sum(p <= 0.05)
+    assert crt_test(data(1, kind=int), "x", "y", z=["z"], seed=1, **kw).pvalue == \
+        pytest.approx(p[1])
+    mixed = data(2).assign(w=np.random.default_rng(2).normal(size=300))
+    with pytest.raises(ValueError, match="mixed x"):
+        crt_test(mixed, ["x", "w"], "y", z=["z"], model=LOGIT)
