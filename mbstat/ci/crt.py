@@ -121,9 +121,9 @@ def cauchy_combination(pvalues):
 
 def rank_pvalue(observed: float, null, u: float) -> float:
     """The randomization p-value of a held-out loss ``observed`` among the draws' losses
-    ``null`` (small is extreme): ``(#{T_b < T0} + u (1 + #{T_b = T0})) / (B + 1)``, ties
-    (within 1e-12 of T0: a model that ignores x) broken by ``u`` in (0, 1], so that the
-    p-value is uniform under H0."""
+    ``null`` (small is extreme): ``(#{T_b < T0} + (1 - u) (1 + #{T_b = T0})) / (B + 1)``,
+    ties (within 1e-12 of T0, relative: a model that ignores x) broken by ``u`` uniform on
+    [0, 1) (numpy's ``random()``), so that the p-value is uniform under H0 and never 0."""
     null = np.asarray(null)
     tol = 1e-12 * abs(observed)
     below = np.count_nonzero(null < observed - tol)
