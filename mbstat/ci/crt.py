@@ -207,7 +207,9 @@ class CRTEngine(LOCOEngine):
         from joblib import Parallel, delayed
 
         backend = "threading" if self.parallel == "threads" else "loky"
-        return Parallel(n_jobs=self.n_jobs, backend=backend)(delayed(fn)(*t) for t in tasks)
+        # tasks made as workers free up: n_jobs parts' draws in memory, not 2 n_jobs
+        return Parallel(n_jobs=self.n_jobs, backend=backend, pre_dispatch="n_jobs")(
+            delayed(fn)(*t) for t in tasks)
 
     def _models_of(self, features: tuple, X, types):
         """The fitted models of each split and part on ``features`` (kept for the next
