@@ -332,3 +332,13 @@ def test_binary_float_x_is_drawn_among_its_values():
     mixed = data(2).assign(w=np.random.default_rng(2).normal(size=300))
     with pytest.raises(ValueError, match="mixed x"):
         crt_test(mixed, ["x", "w"], "y", z=["z"], model=LOGIT)
+
+
+def test_ppi_test_passes_B_to_the_crt_and_refuses_it_for_loco():
+    df = issue_data(5, n=120)
+    r = ppi_test(df, "x", "y", z=["z"], model=LOGIT, test="crt", B=19, seed=1)
+    assert r.B == 19 and r == crt_test(df, "x", "y", z=["z"], model=LOGIT, B=19, seed=1)
+    assert ppi_test(df, "x", "y", z=["z"], model=LOGIT, test="crt", seed=1).B == 1000
+    with pytest.raises(TypeError, match="folds"):
+        ppi_test(df, "x", "y", z=["z"], model=LOGIT, test="loco", B=19)
+    assert ppi_test(df, "x", "y", z=["z"], model="tree", seed=1).B == 30

@@ -441,7 +441,7 @@ def _run_chunk(engine, tasks):
 
 
 # ------------------------------------------------------------- public API
-def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="auto",
+def ppi_test(data, x, target, z=(), model="xgboost", B=None, test_size=0.2, task="auto",
              seed=None, *, alpha=0.05, device="auto", n_jobs=1, parallel="auto",
              model_params=None, categorical=None, test="ppi", folds=None, na="raise"):
     """Predictive permutation independence test of x and the target given z (Algorithm 1).
@@ -450,8 +450,8 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     calibrated** (below); for inference use ``test="crt"``, the calibrated
     holdout conditional randomization test (:func:`mbstat.ci.crt.crt_test`), or
     ``test="loco"``, the cross-fitted leave-covariate-out test
-    (:func:`mbstat.ci.loco.loco_test`); both then take ``folds`` and ignore ``B``
-    and ``test_size`` (``crt_test`` sets its draws and repeats).
+    (:func:`mbstat.ci.loco.loco_test`); both then take ``folds`` and ignore
+    ``test_size``; the CRT takes ``B`` as its draws of x per part (LOCO refuses it).
 
     For each of B random train/test splits, fit ``model`` on [x, z] -> target
     on the training part, compute the per-sample loss on the test part
@@ -476,8 +476,9 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
         "tree" (scikit-learn's fully grown CART, the paper's model) or any
         scikit-learn-compatible estimator (cloned for every fit, never
         mutated; classification needs ``predict_proba``).
-    B : int
-        Number of splits (>= 5: one 20% test part per fifth of the data).
+    B : int, optional
+        Number of splits (>= 5: one 20% test part per fifth of the data; default 30);
+        with ``test="crt"`` the draws of x given z per part (default 1000).
     test_size : float in (0, 1)
         Share of the rows in each test part.
     task : {"auto", "classification", "regression"}
@@ -530,15 +531,20 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=30, test_size=0.2, task="
     """
     v.check_choice("test", test, ("ppi", "crt", "loco"))
     if test != "ppi":
-        from .crt import crt_test
+        from .crt import B_DRAWS, crt_test
         from .loco import loco_test
 
-        calibrated, default_folds = (crt_test, 2) if test == "crt" else (loco_test, 5)
-        return calibrated(data, x, target, z, model=model,
-                          folds=default_folds if folds is None else folds, task=task,
-                          seed=seed, alpha=alpha, device=device, n_jobs=n_jobs,
-                          parallel=parallel, model_params=model_params,
-                          categorical=categorical, na=na)
+        settings = dict(model=model, task=task, seed=seed, alpha=alpha, device=device,
+                        n_jobs=n_jobs, parallel=parallel, model_params=model_params,
+                        categorical=categorical, na=na)
+        if test == "crt":
+            return crt_test(data, x, target, z, folds=2 if folds is None else folds,
+                            B=B_DRAWS if B is None else B, **settings)
+        if B is not None:
+            raise TypeError("ppi_test(): B sets the PPI test's splits or the CRT's draws; "
+                            "test='loco' takes folds=")
+        return loco_test(data, x, target, z, folds=5 if folds is None else folds, **settings)
+    B = 30 if B is None else B
     alpha = v.check_alpha(alpha)
     check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
     seed = drawn_seed(seed)
