@@ -1,6 +1,6 @@
 """Tall data and one data set on a Dask cluster: time and peak memory (issue #17).
 
-Run by hand: ``python benchmarks/scale.py [--quick] [--sections frame,encode,tall,dask]``.
+Run by hand: ``python benchmarks/scale.py [--quick] [--sections frame,encode,tall,dask,wide]``.
 
 * frame: IAMB over every ALARM node at 20,000 rows given the DataFrame on each call, against
   the same runs on its encoded Dataset (target: at most 1.3x), and ``ci_test`` on each;
@@ -13,7 +13,10 @@ Run by hand: ``python benchmarks/scale.py [--quick] [--sections frame,encode,tal
   (``dask.dataframe.from_delayed``: no row passes through the client), on a LocalCluster of
   1 and 2 worker processes: encoding (one pass for the levels, one to encode and persist),
   the same tests and IAMB, rows counted per second per worker, each worker's peak memory;
-  the blanket is checked against the in-memory one.
+  the blanket is checked against the in-memory one;
+* wide: ``benchmarks/wide.py`` for iamb and mbor at 2,000 rows x 20,000 and 140,000 sparse
+  binary features (``--quick``: 20,000), the default calibrated test, alpha 0.0001: time,
+  peak memory and the true members found (each learner in its own process).
 
 Each in-memory measurement runs in a fresh process, so that its peak resident memory
 (``ru_maxrss``) is its own. ``--quick`` divides the rows by 10. Timings on a shared 2-core
@@ -181,7 +184,7 @@ def frame_overhead(repeats: int):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="rows / 10")
-    parser.add_argument("--sections", default="frame,encode,tall,dask")
+    parser.add_argument("--sections", default="frame,encode,tall,dask,wide")
     args = parser.parse_args()
     div = 10 if args.quick else 1
     sections = args.sections.split(",")
@@ -222,6 +225,16 @@ def main():
                   f"{r['batch_rows'] / r['batch'] / workers / 1e6:15.1f} "
                   f"{1e3 * r['single']:10.1f} {r['iamb']:7.2f} {r['iamb_tests']:>6} "
                   f"{r['peak_mb']:15.0f} {same}")
+    if "wide" in sections:
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        features = ["20000"] if args.quick else ["20000", "140000"]
+        print("\nWide data (benchmarks/wide.py): 2,000 rows, sparse binary features")
+        subprocess.run([sys.executable, str(Path(__file__).with_name("wide.py")), "--features",
+                        *features, "--learners", "iamb", "mbor", "--calibration", "auto"],
+                       check=True)
 
 
 if __name__ == "__main__":
