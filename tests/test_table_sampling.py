@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from mbstat import ci_test, ci_test_batch
+from mbstat.ci import contingency
 from mbstat.ci.base import ASYMPTOTIC
 from mbstat.ci.counting import _kernels
 
@@ -64,7 +65,8 @@ def test_kernel_draws_the_table_of_a_permutation():
     y = np.r_[np.ones(c1 - 1), np.zeros(big_n - c1), np.ones(1)].astype(np.int64)
     z = np.zeros(big_n, np.int64)
     B = 20000
-    null, _ = _kernels()._one_null(x, y, z, B, np.uint64(7), 0.0, _kernels().clogc_table(big_n))
+    null, _, _ = _kernels()._one_null(x, y, z, B, np.uint64(7), 0.0,
+                                      _kernels().clogc_table(big_n), np.full(4, np.nan))
     support = np.arange(0, r1 + 1)
     expected_x2 = [stats.chi2_contingency([[a, r1 - a], [c1 - a, big_n - r1 - c1 + a]],
                                           correction=False)[0] for a in support]
@@ -190,16 +192,20 @@ def test_level_under_sparse_nulls(n, n_z, shares):
 @pytest.mark.parametrize("statistic", ["g2", "x2"])
 def test_semiparametric_moments_of_2x2_strata_are_exact(statistic):
     """Sparse 2 x 2 strata add their exact null moments: the reported df is the exact mean
-    of the statistic under permutations (scipy's hypergeometric laws, convolved), and the
-    p-value that of the scaled chi-square c chi2(k) with the exact mean and variance; the
-    same for any B and seed (nothing is drawn)."""
+    of the statistic under permutations (scipy's hypergeometric laws, convolved); the
+    p-value is the exact permutation tail of that convolved law (calibration "exact"), and
+    with the tails off that of the scaled chi-square c chi2(k) with the exact mean and
+    variance; the same for any B and seed (nothing is drawn)."""
     strata = [[[1, 5], [6, 2]], [[4, 1], [3, 7]], [[2, 2], [1, 9]]]
     frame = _frame(strata)
     column = 0 if statistic == "g2" else 1
     mean = var = observed = 0.0
+    law_values, law_probs = np.zeros(1), np.ones(1)
     for table in strata:
         table = np.asarray(table)
         values, probs = _stratum_law(table.sum(1), table.sum(0))
+        law_values = (law_values[:, None] + values[None, :, column]).ravel()
+        law_probs = (law_probs[:, None] * probs[None, :]).ravel()
         m = probs @ values[:, column]
         mean += m
         var += probs @ (values[:, column] - m) ** 2
@@ -207,11 +213,19 @@ def test_semiparametric_moments_of_2x2_strata_are_exact(statistic):
                      stats.chi2_contingency(table, correction=False)[0])
     scale = var / (2.0 * mean)
     expected_p = stats.chi2.sf(observed / scale, mean / scale)
+    exact_p = law_probs[law_values >= observed - 1e-9].sum()
     for B, seed in ((100, 0), (7, 3)):
         res = ci_test(frame, "x", "y", ["z"], test=statistic, calibration="semiparametric",
                       B=B, seed=seed)
         assert math.isclose(res.df, mean, rel_tol=1e-10)
+        assert math.isclose(res.pvalue, exact_p, rel_tol=1e-10)
+        assert res.calibration == "exact"
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(contingency, "SADDLEPOINT", False)
+            res = ci_test(frame, "x", "y", ["z"], test=statistic,
+                          calibration="semiparametric", B=B, seed=seed)
         assert math.isclose(res.pvalue, expected_p, rel_tol=1e-8)
+        assert res.calibration == "semiparametric"
         mean_only = ci_test(frame, "x", "y", ["z"], test=statistic,
                             calibration="semiparametric", B=B, seed=seed, match="mean")
         assert math.isclose(mean_only.pvalue, stats.chi2.sf(observed, mean), rel_tol=1e-8)

@@ -114,6 +114,7 @@ def chi2_sf_logsf(df, x, chi2):  # pragma: no cover - compiled
 #: Codes of the ``calibration`` column (positions in :data:`mbstat.ci.base.CALIBRATIONS`).
 ASYMPTOTIC = 0.0
 SEMIPARAMETRIC = 1.0
+EXACT = 3.0
 SKIPPED = 4.0
 
 
@@ -701,14 +702,15 @@ def content_seeds(words):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _hypergeometric_weights(r1, c1, big_n, weights):  # pragma: no cover - compiled
+def _hypergeometric_weights(r1, c1, big_n, weights, cumulative=True):  # pragma: no cover
     """The cumulative weights (unnormalized) of cell (1, 1) of a 2 x 2 table with both
     margins fixed, written to ``weights`` (at least min(r1, c1) + 1 long), over its support
     lo..hi: the law Hypergeometric(N, r1, c1) of the number of a stratum's c1 rows of the
     first y level that hold the first x level, when the x codes are permuted. Returns
     (lo, number of support points). The pmf ratio recursion runs out from the mode
     (weight 1), so no weight overflows and no log-gamma is needed; far tails underflow to 0
-    (never drawn)."""
+    (never drawn). ``cumulative`` False leaves the weights themselves (each to full
+    relative precision, however small: the tails' sums need them)."""
     lo = max(0, r1 + c1 - big_n)
     hi = min(r1, c1)
     m = hi - lo + 1
@@ -721,8 +723,9 @@ def _hypergeometric_weights(r1, c1, big_n, weights):  # pragma: no cover - compi
     for k in range(mode, lo, -1):  # pmf(k - 1) / pmf(k)
         weights[k - 1 - lo] = (weights[k - lo] * (k * (base + k + 0.0))
                                / ((r1 - k + 1.0) * (c1 - k + 1.0)))
-    for i in range(1, m):
-        weights[i] += weights[i - 1]
+    if cumulative:
+        for i in range(1, m):
+            weights[i] += weights[i - 1]
     return lo, m
 
 
@@ -813,42 +816,301 @@ def _cell_sums(a, margins, inv, clogc):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _two_by_two_moments(margins, clogc, moments):  # pragma: no cover - compiled
-    """Add to ``moments`` (G2 and X2 means, then variances) the exact null moments of the
-    2 x 2 strata of ``margins`` (h, 5, see :func:`_two_by_two`): sums over each one's
-    hypergeometric support, what B permutations estimate (the semiparametric calibration
-    needs no more)."""
+def _two_by_two_laws(margins, clogc):  # pragma: no cover - compiled
+    """The exact null laws of the 2 x 2 strata of ``margins`` (h, 5, see :func:`_two_by_two`):
+    each one's G2 and X2 over its hypergeometric support (``g``, ``x``) and their
+    probabilities (``prob``), laid end to end, stratum i at ``first[i]:first[i + 1]``."""
     cum, first, low, inv = _two_by_two(margins)
+    g_val = np.empty(cum.shape[0])
+    x_val = np.empty(cum.shape[0])
+    prob = np.empty(cum.shape[0])
     for h in range(margins.shape[0]):
         r1, r2, c1, c2, big_n = (margins[h, 0], margins[h, 1], margins[h, 2], margins[h, 3],
                                  margins[h, 4])
         const = clogc[r1] + clogc[r2] + clogc[c1] + clogc[c2] - clogc[big_n]
+        _hypergeometric_weights(r1, c1, big_n, prob[first[h]:], False)  # not differences
         total = cum[first[h + 1] - 1]
-        mean_g = 0.0
-        mean_x = 0.0
-        for pass_no in range(2):  # the means, then the centred second moments
-            var_g = 0.0
-            var_x = 0.0
-            below = 0.0
+        for i in range(first[h], first[h + 1]):
+            prob[i] /= total
+            g, x = _cell_sums(low[h] + i - first[h], margins[h], inv[h], clogc)
+            g_val[i] = 2.0 * (g - const)
+            x_val[i] = x - big_n
+    return g_val, x_val, prob, first
+
+
+@njit(cache=True, nogil=True)
+def _two_by_two_moments(margins, clogc, moments):  # pragma: no cover - compiled
+    """Add to ``moments`` (G2 and X2 means, then variances) the exact null moments of the
+    2 x 2 strata of ``margins`` (h, 5, see :func:`_two_by_two`): sums over each one's
+    hypergeometric support (:func:`_two_by_two_laws`), what B permutations estimate (the
+    semiparametric calibration needs no more)."""
+    g_val, x_val, prob, first = _two_by_two_laws(margins, clogc)
+    for h in range(margins.shape[0]):
+        for c in range(2):
+            val = g_val if c == 0 else x_val
+            mean = 0.0
             for i in range(first[h], first[h + 1]):
-                p = (cum[i] - below) / total
-                below = cum[i]
-                g, x = _cell_sums(low[h] + i - first[h], margins[h], inv[h], clogc)
-                g = 2.0 * (g - const)
-                x -= big_n
-                if pass_no == 0:
-                    var_g += p * g
-                    var_x += p * x
-                else:
-                    var_g += p * (g - mean_g) ** 2
-                    var_x += p * (x - mean_x) ** 2
-            if pass_no == 0:
-                mean_g = var_g
-                mean_x = var_x
-        moments[0] += mean_g
-        moments[1] += mean_x
-        moments[2] += var_g
-        moments[3] += var_x
+                mean += prob[i] * val[i]
+            var = 0.0
+            for i in range(first[h], first[h + 1]):
+                var += prob[i] * (val[i] - mean) ** 2
+            moments[c] += mean
+            moments[2 + c] += var
+
+
+#: The saddlepoint tail (:func:`saddlepoint_tail`) serves statistics at least this many
+#: of its w (the signed root of the likelihood ratio) above the null mean; nearer the mean
+#: its 1/u - 1/w term cancels, and the scaled chi-square is as good there.
+SADDLE_MIN_W = 0.5
+
+
+@njit(cache=True, nogil=True)
+def _cumulants(t, val, prob, first, top, scale, shape):  # pragma: no cover - compiled
+    """K(t), K'(t), K''(t) of a sum of independent discrete variables (stratum i takes
+    ``val[first[i]:first[i + 1]]`` with ``prob``, its largest value ``top[i]``) plus a
+    scaled chi-square ``scale`` chi2(``shape``) (none when shape is 0). Each stratum's
+    sum of p e^{t v} is formed as e^{t top} times a sum of terms at most 1 (t >= 0)."""
+    k0 = 0.0
+    k1 = 0.0
+    k2 = 0.0
+    for h in range(first.shape[0] - 1):
+        a = 0.0
+        b = 0.0
+        c = 0.0
+        for i in range(first[h], first[h + 1]):
+            d = val[i] - top[h]
+            e = prob[i] * math.exp(t * d)
+            a += e
+            b += e * d
+            c += e * d * d
+        m = b / a
+        k0 += t * top[h] + math.log(a)
+        k1 += top[h] + m
+        k2 += max(c / a - m * m, 0.0)
+    if shape > 0.0:
+        q = 1.0 - 2.0 * scale * t
+        k0 -= 0.5 * shape * math.log(q)
+        k1 += shape * scale / q
+        k2 += 2.0 * shape * scale * scale / (q * q)
+    return k0, k1, k2
+
+
+@njit(cache=True, nogil=True)
+def _log_upper_normal(w, u):  # pragma: no cover - compiled
+    """log(1 - Phi(w) + phi(w) (1/u - 1/w)), the Lugannani-Rice tail, accurate for large w:
+    there 1 - Phi(w) = phi(w) R(w), R the Mills ratio, from its continued fraction (Lentz;
+    1 / (w + 1 / (w + 2 / (w + ...))), fast for w >= 5). NaN where the tail is not in (0, 1]."""
+    log_phi = -0.5 * w * w - 0.9189385332046728  # log(1 / sqrt(2 pi))
+    if w < 5.0:
+        p = 0.5 * math.erfc(w / math.sqrt(2.0)) + math.exp(log_phi) * (1.0 / u - 1.0 / w)
+        if p <= 0.0 or p > 1.0:
+            return np.nan
+        return math.log(p)
+    tiny = 1e-300
+    f = w
+    c = w
+    d = 0.0
+    for k in range(1, 200):  # f = w + 1 / (w + 2 / (w + ...)), modified Lentz
+        d = w + k * d
+        d = tiny if d == 0.0 else d
+        c = w + k / c
+        c = tiny if c == 0.0 else c
+        d = 1.0 / d
+        delta = c * d
+        f *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    bracket = 1.0 / f + 1.0 / u - 1.0 / w
+    if bracket <= 0.0:
+        return np.nan
+    return log_phi + math.log(bracket)
+
+
+#: The exact law of the 2 x 2 strata (:func:`exact_tail`) is enumerated while it has at most
+#: this many distinct values (atoms merged after each stratum); past that, the saddlepoint.
+EXACT_MAX_ATOMS = 4096
+
+
+@njit(cache=True, nogil=True)
+def _log_chi2_sf(x, scale, shape):  # pragma: no cover - compiled
+    """log P(scale chi2(shape) >= x): the regularized upper incomplete gamma Q(shape/2,
+    x/(2 scale)), by its series (as 1 - P) below a + 1, its continued fraction above
+    (:func:`_log_q`, finite however small Q is)."""
+    if x <= 0.0:
+        return 0.0
+    a = 0.5 * shape
+    xx = 0.5 * x / scale
+    if xx >= a + 1.0:
+        return _log_q(a, xx)
+    term = 1.0 / a
+    total = term
+    for k in range(1, 1000):
+        term *= xx / (a + k)
+        total += term
+        if term < total * 1e-17:
+            break
+    return math.log1p(-math.exp(a * math.log(xx) - xx - math.lgamma(a) + math.log(total)))
+
+
+@njit(cache=True, nogil=True)
+def _convolved(val, prob, first, max_atoms):  # pragma: no cover - compiled
+    """The law of the sum of independent discrete variables (stratum i takes
+    ``val[first[i]:first[i + 1]]`` with ``prob``): its values (sorted) and probabilities,
+    values within 1e-9 (relative) of each other merged after each stratum; empty arrays
+    once it has more than ``max_atoms`` values."""
+    values = np.zeros(1)
+    probs = np.ones(1)
+    for j in range(first.shape[0] - 1):
+        m = first[j + 1] - first[j]
+        if values.shape[0] * m > 8 * max_atoms:
+            return np.zeros(0), np.zeros(0)
+        sums = np.empty(values.shape[0] * m)
+        mass = np.empty(values.shape[0] * m)
+        for a in range(values.shape[0]):
+            for i in range(m):
+                sums[a * m + i] = values[a] + val[first[j] + i]
+                mass[a * m + i] = probs[a] * prob[first[j] + i]
+        order = np.argsort(sums)
+        values = np.empty(sums.shape[0])
+        probs = np.empty(sums.shape[0])
+        n = 0
+        for o in order:
+            if n > 0 and sums[o] - values[n - 1] <= 1e-9 * max(1.0, abs(sums[o])):
+                probs[n - 1] += mass[o]
+            else:
+                values[n] = sums[o]
+                probs[n] = mass[o]
+                n += 1
+        if n > max_atoms:
+            return np.zeros(0), np.zeros(0)
+        values = values[:n]
+        probs = probs[:n]
+    return values, probs
+
+
+@njit(cache=True, nogil=True)
+def exact_tail(s, val, prob, first, mean, var, max_atoms):  # pragma: no cover - compiled
+    """log P(S >= s), S as in :func:`saddlepoint_tail`, from the enumerated law of the
+    discrete part (:func:`_convolved`): the sum of the probabilities of its values at
+    least s (within 1e-7 relative: the statistic was summed in another order), or, with a
+    scaled chi-square part of ``mean`` and ``var`` (continuous: no tolerance), the sum over
+    the values a of P(a) P(c chi2(k) >= s - a) (log-sum-exp). NaN where the law has more than
+    ``max_atoms`` values or the tail underflows."""
+    values, probs = _convolved(val, prob, first, max_atoms)
+    if values.shape[0] == 0:
+        return np.nan
+    cut = s - 1e-7 * max(1.0, abs(s))
+    if not (var > 0.0 and mean > 0.0):
+        p = 0.0
+        for a in range(values.shape[0]):
+            if values[a] >= cut:
+                p += probs[a]
+        return math.log(min(p, 1.0)) if p > 0.0 else np.nan
+    scale = var / (2.0 * mean)
+    shape = 2.0 * mean * mean / var
+    terms = np.empty(values.shape[0])
+    top = -np.inf
+    for a in range(values.shape[0]):
+        terms[a] = (math.log(probs[a]) + _log_chi2_sf(s - values[a], scale, shape)
+                    if probs[a] > 0.0 else -np.inf)
+        top = max(top, terms[a])
+    if top == -np.inf:
+        return np.nan
+    total = 0.0
+    for a in range(values.shape[0]):
+        total += math.exp(terms[a] - top)
+    return min(top + math.log(total), 0.0)
+
+
+@njit(cache=True, nogil=True)
+def two_by_two_tail(s, val, prob, first, mean, var):  # pragma: no cover - compiled
+    """(log p, calibration code) of the statistic ``s`` whose permuted strata are all 2 x 2
+    (laws as in :func:`saddlepoint_tail`), the other strata's part of null ``mean`` and
+    ``var`` a scaled chi-square: the enumerated tail (:func:`exact_tail`), EXACT where
+    there is no other part (the permutation p-value itself, B -> infinity), SEMIPARAMETRIC
+    beside a chi-square part; past :data:`EXACT_MAX_ATOMS` values the saddlepoint tail
+    (SEMIPARAMETRIC); NaN where neither applies (the caller keeps the scaled chi-square)."""
+    log_p = exact_tail(s, val, prob, first, mean, var, EXACT_MAX_ATOMS)
+    if log_p == log_p:
+        return log_p, EXACT if not (var > 0.0 and mean > 0.0) else SEMIPARAMETRIC
+    return saddlepoint_tail(s, val, prob, first, mean, var), SEMIPARAMETRIC
+
+
+@njit(cache=True, nogil=True)
+def saddlepoint_tail(s, val, prob, first, mean, var):  # pragma: no cover - compiled
+    """log P(S >= s) for S the sum of independent discrete variables (stratum i takes
+    ``val[first[i]:first[i + 1]]`` with probabilities ``prob``) plus an independent
+    part of null ``mean`` and variance ``var``, a scaled chi-square c chi2(k) with those
+    moments (as :func:`~mbstat.ci.contingency.semiparametric`; none where var is 0).
+
+    The Lugannani-Rice approximation (Daniels 1987; Butler 2007, eq. 1.21): with K the
+    cumulant generating function of S and t the root of K'(t) = s (safeguarded Newton in a
+    bracket), w = sqrt(2 (t s - K(t))), u = t sqrt(K''(t)),
+    P(S >= s) ~ 1 - Phi(w) + phi(w) (1/u - 1/w). A statistic at the largest value the
+    discrete part can take (nothing dense) gets its exact tail, the product of the strata's
+    probabilities of their largest values. NaN (the caller falls back) below
+    :data:`SADDLE_MIN_W` or where the approximation breaks down (a tail outside (0, 1])."""
+    h = first.shape[0] - 1
+    top = np.empty(h)
+    mu = mean
+    v2 = var
+    for j in range(h):
+        top[j] = -np.inf
+        m = 0.0
+        for i in range(first[j], first[j + 1]):
+            top[j] = max(top[j], val[i])
+            m += prob[i] * val[i]
+        mu += m
+        for i in range(first[j], first[j + 1]):
+            v2 += prob[i] * (val[i] - m) ** 2
+    scale = 0.0
+    shape = 0.0
+    if var > 0.0 and mean > 0.0:
+        scale = var / (2.0 * mean)
+        shape = 2.0 * mean * mean / var
+    tol = 1e-9 * max(1.0, abs(s))
+    if not v2 > 0.0 or not s > mu + tol:
+        return np.nan
+    if shape == 0.0:
+        high = 0.0
+        for j in range(h):
+            high += top[j]
+        if s >= high - tol * (h + 1):  # at the top: exact
+            log_p = 0.0
+            for j in range(h):
+                pj = 0.0
+                for i in range(first[j], first[j + 1]):
+                    if val[i] >= top[j] - tol:
+                        pj += prob[i]
+                log_p += math.log(pj)
+            return log_p
+    lo = 0.0
+    hi = np.inf
+    if shape > 0.0:
+        hi = 1.0 / (2.0 * scale)
+    else:
+        hi = 1.0 / math.sqrt(v2)
+        for _ in range(200):  # K' rises to the top value: a bracket by doubling
+            if _cumulants(hi, val, prob, first, top, scale, shape)[1] > s:
+                break
+            lo = hi
+            hi *= 2.0
+    t = min((s - mu) / v2, 0.5 * (lo + hi))
+    for _ in range(200):
+        k0, k1, k2 = _cumulants(t, val, prob, first, top, scale, shape)
+        if k1 > s:
+            hi = t
+        else:
+            lo = t
+        if abs(k1 - s) <= 1e-12 * max(1.0, s) or hi - lo <= 1e-15 * hi:
+            break
+        step = t - (k1 - s) / k2 if k2 > 0.0 else -1.0
+        t = step if lo < step < hi else 0.5 * (lo + hi)
+    k0, k1, k2 = _cumulants(t, val, prob, first, top, scale, shape)
+    w2 = 2.0 * (t * s - k0)
+    if not w2 > SADDLE_MIN_W * SADDLE_MIN_W or not k2 > 0.0:
+        return np.nan
+    return _log_upper_normal(math.sqrt(w2), t * math.sqrt(k2))
 
 
 @njit(cache=True, nogil=True)
@@ -992,11 +1254,19 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
 
 
 @njit(cache=True, nogil=True)
-def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc):  # pragma: no cover
+def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail):  # pragma: no cover
     """:func:`permutation_statistics` from the counted table (z, x, y) alone, no sorting,
     where every permuted stratum is 2 x 2 (the common case of sparse binary data); the
-    same statistics and the same draws. Returns (out, moments, done): ``done`` False (and
-    nothing computed) where a permuted stratum is larger: it needs its rows shuffled."""
+    same statistics and the same draws. Returns (out, moments, done, found): ``done``
+    False (and nothing computed) where a permuted stratum is larger: it needs its rows
+    shuffled.
+
+    ``tail`` (4,): the statistic s, its column (0 G2, 1 X2) and the null mean and variance
+    of strata not among the rows (a data set in partitions). With ``dense_min`` > 0 and s
+    not NaN, ``found`` (2,) is (log P(S >= s), calibration code) under the permutations, S
+    the sum of the 2 x 2 strata's exact laws and of a scaled chi-square with the other
+    strata's moments (:func:`two_by_two_tail`); else (no permuted stratum: the scaled
+    chi-square alone) NaN."""
     n = x.shape[0]
     cells = rx * ry
     table = np.zeros(rz * cells, np.int64)
@@ -1059,7 +1329,7 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc):  # pragma: no c
         if not _stratum_kind(big_n, r, c_levels, inv_x, inv_y, dense_min, moments):
             continue
         if r != 2 or c_levels != 2:
-            return out, moments, False
+            return out, moments, False, np.full(2, np.nan)
         margins[h, 0], margins[h, 2], margins[h, 4] = nx[a1], ny[b1], big_n
         margins[h, 1], margins[h, 3] = big_n - nx[a1], big_n - ny[b1]
         which[h] = s
@@ -1068,6 +1338,13 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc):  # pragma: no c
         h += 1
     out[0, 0] = max(2.0 * g, 0.0)
     out[0, 1] = max(xs, 0.0)
+    found = np.full(2, np.nan)
+    if dense_min > 0.0 and h > 0 and tail[0] == tail[0]:  # the tail of the whole law
+        column = np.int64(tail[1])
+        g_val, x_val, prob, first = _two_by_two_laws(margins[:h], clogc)
+        found[0], found[1] = two_by_two_tail(tail[0], g_val if column == 0 else x_val, prob,
+                                             first, moments[column] + tail[2],
+                                             moments[2 + column] + tail[3])
     if dense_min > 0.0:  # semiparametric: exact moments, nothing to draw
         _two_by_two_moments(margins[:h], clogc, moments)
         h = 0
@@ -1076,7 +1353,7 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc):  # pragma: no c
     none = np.zeros(0, np.int64)
     _permute(out, seed, which[:h], np.ones(h, np.bool_), margins[:h], clogc, none, none,
              none, none, none, np.zeros(0), np.zeros(0), none, part_const, part_n)
-    return out, moments, True
+    return out, moments, True, found
 
 
 @njit(cache=True, nogil=True)
@@ -1264,32 +1541,39 @@ def score_tables(tables, rz, rxm, ry):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _one_null(x, y, z, B, seed, dense_min, clogc):  # pragma: no cover - compiled
+def _one_null(x, y, z, B, seed, dense_min, clogc, tail):  # pragma: no cover - compiled
     """:func:`permutation_statistics` of one test, codes x, y, z (n,): from its counted
     table alone (:func:`_table_null`) where that table is small and every permuted stratum
-    2 x 2, else from its rows sorted by :func:`permutation_setup` (the same numbers)."""
+    2 x 2, else from its rows sorted by :func:`permutation_setup` (the same numbers).
+    Returns (out, moments, found), ``found`` :func:`_table_null`'s (log p, code), NaN where
+    a permuted stratum is larger than 2 x 2."""
     rx = np.int64(x.max()) + 1
     ry = np.int64(y.max()) + 1
     rz = np.int64(z.max()) + 1
     if rz * rx * ry <= 4 * x.shape[0] + 256:
-        out, moments, done = _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc)
+        out, moments, done, found = _table_null(x, y, z, rx, ry, rz, B, seed, dense_min,
+                                                clogc, tail)
         if done:
-            return out, moments
+            return out, moments, found
     setup = permutation_setup(x, y, z, rx, ry, rz)
-    return permutation_statistics(setup[0], setup[1], setup[2], setup[3], setup[4], setup[5],
-                                  setup[6], setup[7], setup[8], B, seed, dense_min, clogc)
+    out, moments = permutation_statistics(setup[0], setup[1], setup[2], setup[3], setup[4],
+                                          setup[5], setup[6], setup[7], setup[8], B, seed,
+                                          dense_min, clogc)
+    return out, moments, np.full(2, np.nan)
 
 
 @njit(cache=True, nogil=True)
-def permutation_nulls(data, starts, tests, seeds, B, dense_min):  # pragma: no cover - compiled
+def permutation_nulls(data, starts, tests, seeds, B, dense_min, tails):  # pragma: no cover
     """:func:`permutation_setup` and :func:`permutation_statistics` of many tests in one call
     (no Python between tests): column c is ``data[starts[c]:starts[c + 1]]``, test t permutes
     column ``tests[t, 0]`` (x) within the strata ``tests[t, 2]`` against ``tests[t, 1]`` (y),
-    seeded by ``seeds[t]``. Returns the (k, B + 1, 2) statistics and the (k, 4) moments, test
-    by test as :func:`~mbstat.ci.counting.permutation_null`."""
+    seeded by ``seeds[t]``, its saddlepoint tail asked by ``tails[t]`` (see
+    :func:`_table_null`). Returns the (k, B + 1, 2) statistics, the (k, 4) moments and the
+    (k, 2) tails (log p, code), test by test as :func:`~mbstat.ci.counting.permutation_null`."""
     k = tests.shape[0]
     out = np.zeros((k, B + 1, 2))
     moments = np.zeros((k, 4))
+    log_tails = np.full((k, 2), np.nan)
     longest = 0
     for c in range(starts.shape[0] - 1):
         longest = max(longest, starts[c + 1] - starts[c])
@@ -1298,15 +1582,14 @@ def permutation_nulls(data, starts, tests, seeds, B, dense_min):  # pragma: no c
         cx, cy, cz = tests[t, 0], tests[t, 1], tests[t, 2]
         if starts[cx + 1] == starts[cx]:
             continue
-        out[t], moments[t] = _one_null(data[starts[cx]:starts[cx + 1]],
-                                       data[starts[cy]:starts[cy + 1]],
-                                       data[starts[cz]:starts[cz + 1]], B, seeds[t], dense_min,
-                                       clogc)
-    return out, moments
+        out[t], moments[t], log_tails[t] = _one_null(
+            data[starts[cx]:starts[cx + 1]], data[starts[cy]:starts[cy + 1]],
+            data[starts[cz]:starts[cz + 1]], B, seeds[t], dense_min, clogc, tails[t])
+    return out, moments, log_tails
 
 
 @njit(cache=True, nogil=True)
-def column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min):  # pragma: no cover
+def column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails):  # pragma: no cover
     """:func:`permutation_nulls` of tests of one column x each, read in place from the code
     matrix ``codes`` (n, p): test t permutes column ``xcols[t]`` against column ``yi`` within
     the strata ``z`` (n,), or, where ``swap[t]``, column ``yi`` against ``xcols[t]`` (the
@@ -1314,14 +1597,17 @@ def column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min):  # pragma: no 
     k = xcols.shape[0]
     out = np.zeros((k, B + 1, 2))
     moments = np.zeros((k, 4))
+    log_tails = np.full((k, 2), np.nan)
     if codes.shape[0] == 0:
-        return out, moments
+        return out, moments, log_tails
     y = codes[:, yi]
     clogc = clogc_table(codes.shape[0])
     for t in range(k):
         x = codes[:, xcols[t]]
         if swap[t]:
-            out[t], moments[t] = _one_null(y, x, z, B, seeds[t], dense_min, clogc)
+            out[t], moments[t], log_tails[t] = _one_null(y, x, z, B, seeds[t], dense_min,
+                                                         clogc, tails[t])
         else:
-            out[t], moments[t] = _one_null(x, y, z, B, seeds[t], dense_min, clogc)
-    return out, moments
+            out[t], moments[t], log_tails[t] = _one_null(x, y, z, B, seeds[t], dense_min,
+                                                         clogc, tails[t])
+    return out, moments, log_tails

@@ -42,7 +42,7 @@ import zlib
 import numpy as np
 
 from .. import _validation as v
-from .base import NOTES, PERMUTATION, SEMIPARAMETRIC, SKIPPED, CITest, table_dtype
+from .base import EXACT, NOTES, PERMUTATION, SEMIPARAMETRIC, SKIPPED, CITest, table_dtype
 from .counting import (_kernels, by_size, column_statistics, joint_code, masked_statistics,
                        permutation_null, subset_statistics)
 
@@ -69,6 +69,10 @@ B_PERMUTATION = 5000
 #: 2 df) and are added to the permuted part: most rows of skewed data are in a few dense
 #: strata (ALARM: 90% of the rows of the tests IAMB calibrates at 20,000 rows).
 DENSE_STRATUM = 20.0
+#: Tests whose permuted strata are all 2 x 2 take the saddlepoint tail of their exact
+#: permutation law (:func:`~mbstat.ci._kernels.saddlepoint_tail`) instead of the scaled
+#: chi-square (``match="mean+variance"``).
+SADDLEPOINT = True
 #: What the semiparametric chi-square is fitted to (``match``).
 MATCH_CHOICES = ("mean+variance", "mean")
 _TABLE = table_dtype()
@@ -161,11 +165,18 @@ class ContingencyTest(CITest):
         semi = (f"df is the mean of the statistic over {self.B} permutations of x within the "
                 f"strata of z, the p-value that of a chi-square fitted to their {fitted} "
                 "(semiparametric)")
+        exact = ("exact permutation p-value: every permuted stratum is 2 x 2, the law of the "
+                 "statistic under permutations of x within the strata of z enumerated")
+        if self.match == "mean+variance" and SADDLEPOINT:
+            semi += ("; where every permuted stratum is 2 x 2, the tail of their exact law "
+                     "(enumerated, or its saddlepoint approximation) beside the chi-square "
+                     "of the dense strata")
         if calibration == "auto":
-            semi = (f"too few rows per cell for the asymptotic chi-square (fewer than "
-                    f"{TRUST_MIN_PER_CELL:g}, or G2's small-sample bias above "
-                    f"{TRUST_MAX_BIAS:g} sd): " + semi)
-        self.notes = {**NOTES, SEMIPARAMETRIC: semi,
+            too_few = (f"too few rows per cell for the asymptotic chi-square (fewer than "
+                       f"{TRUST_MIN_PER_CELL:g}, or G2's small-sample bias above "
+                       f"{TRUST_MAX_BIAS:g} sd): ")
+            semi, exact = too_few + semi, too_few + exact
+        self.notes = {**NOTES, SEMIPARAMETRIC: semi, EXACT: exact,
                       PERMUTATION: f"p-value from {self.B} permutations of x within the "
                                    "strata of z (Monte Carlo)"}
 
@@ -294,8 +305,9 @@ class ContingencyTest(CITest):
                         inputs.append(self._permutation_input(
                             lambda j: codes[kept, j], _ColumnKeys(codes, kept), cards, xs[i],
                             y, z))
-                nulls, found = _permutation_nulls(inputs, self.B, self._dense_min())
-                res[lo:lo + len(chunk)] = self._p_values(out[chunk], nulls, found, n)
+                nulls, found, tails = _permutation_nulls(inputs, self.B, self._dense_min(),
+                                                         self._tails(out[chunk]))
+                res[lo:lo + len(chunk)] = self._p_values(out[chunk], nulls, found, n, tails)
             return res
 
         done = _kernels()._split(rows, todo, len(todo) * n * (self.B + 1))
@@ -320,9 +332,10 @@ class ContingencyTest(CITest):
             res = np.empty((len(part), 4))
             for lo in range(0, len(part), _CHUNK):
                 at = part[lo:lo + _CHUNK]
-                nulls, found = kernels.column_nulls(codes, xcols[at], int(y), zc, swap[at],
-                                                    seeds[at], int(self.B), self._dense_min())
-                res[lo:lo + len(at)] = self._p_values(out[todo[at]], nulls, found, n)
+                nulls, found, tails = kernels.column_nulls(
+                    codes, xcols[at], int(y), zc, swap[at], seeds[at], int(self.B),
+                    self._dense_min(), self._tails(out[todo[at]]))
+                res[lo:lo + len(at)] = self._p_values(out[todo[at]], nulls, found, n, tails)
             return res
 
         done = kernels._split(rows, np.arange(len(todo)), len(todo) * n * (self.B + 1))
@@ -331,6 +344,21 @@ class ContingencyTest(CITest):
 
     def _dense_min(self) -> float:
         return 0.0 if self.calibration == "permutation" else DENSE_STRATUM
+
+    def _tails(self, rows, moments=(0.0, 0.0, 0.0, 0.0)):
+        """The saddlepoint tails the kernels are asked for (k, 4): per test its statistic,
+        the statistic's column (0 G2, 1 X2) and the null mean and variance of strata not
+        among the rows (``moments``, G2 and X2 means then variances); the statistic NaN
+        (none asked) under the Monte Carlo calibration, bnlearn's mean-only fit or
+        :data:`SADDLEPOINT` off."""
+        column_no = int(self.stat == "x2")
+        tails = np.empty((len(rows), 4))
+        tails[:, 0] = rows[:, 0]
+        tails[:, 1:] = column_no, moments[column_no], moments[2 + column_no]
+        if (not SADDLEPOINT or self.calibration == "permutation"
+                or self.match != "mean+variance"):
+            tails[:, 0] = np.nan
+        return tails
 
     def _permutation_input(self, column, keys, cards, xk, y, z, zcode=None):
         """(x code, y code, z code, seed) of one test for :meth:`permutation_p` (see there)."""
@@ -348,10 +376,12 @@ class ContingencyTest(CITest):
                       [keys[j][0] for j in zs])[0]
         return xcode, ycode, zc, seed
 
-    def _p_values(self, rows, nulls, found, n, moments=None):
+    def _p_values(self, rows, nulls, found, n, tails, moments=None):
         """(k, 4) (df, p, log p, calibration code) of the tests of results ``rows`` (k, ...)
         from their permuted statistics ``nulls`` (k, B + 1, 2) and unpermuted moments
-        ``found`` (k, 4), plus ``moments`` (4,) of strata not among the rows."""
+        ``found`` (k, 4), plus ``moments`` (4,) of strata not among the rows; where the
+        kernels gave a tail (``tails`` (k, 2): log p and code, not NaN: tests whose permuted
+        strata are all 2 x 2), the p-value is that tail."""
         column_no = int(self.stat == "x2")
         null = nulls[:, :, column_no]
         res = np.empty((len(rows), 4))
@@ -366,6 +396,10 @@ class ContingencyTest(CITest):
             mean, var = mean + moments[column_no], var + moments[2 + column_no]
         res[:, :3] = _semiparametric(rows[:, 0], null[:, 1:], self.match, mean, var)
         res[:, 3] = SEMIPARAMETRIC
+        known = np.isfinite(tails[:, 0])
+        res[known, 2] = tails[known, 0]
+        res[known, 1] = np.exp(tails[known, 0])
+        res[known, 3] = tails[known, 1]
         return res
 
     def permutation_p(self, column, keys, cards, xk, y, z, row, n, zcode=None,
@@ -378,8 +412,10 @@ class ContingencyTest(CITest):
         the null mean and variance (G2, X2, then their variances) of strata not among the
         rows (a data set in partitions gathers only the strata that need permuting)."""
         xcode, ycode, zc, seed = self._permutation_input(column, keys, cards, xk, y, z, zcode)
-        null, found = permutation_null(xcode, ycode, zc, self.B, seed, self._dense_min())
-        return tuple(self._p_values(np.asarray(row)[None, :], null[None], found[None], n,
+        row = np.asarray(row)[None, :]
+        null, found, tail = permutation_null(xcode, ycode, zc, self.B, seed,
+                                             self._dense_min(), self._tails(row, moments)[0])
+        return tuple(self._p_values(row, null[None], found[None], n, tail[None],
                                     np.asarray(moments, dtype=np.float64))[0])
 
 
@@ -387,10 +423,10 @@ class ContingencyTest(CITest):
 _CHUNK = 256
 
 
-def _permutation_nulls(inputs, B: int, dense_min: float):
+def _permutation_nulls(inputs, B: int, dense_min: float, tails):
     """:func:`~mbstat.ci.counting.permutation_null` of the tests ``inputs`` ((x, y, z codes,
-    seed) each) in one compiled call; a column shared by tests (the same array) is passed
-    once."""
+    seed) each, their ``tails`` (k, 4)) in one compiled call; a column shared by tests (the
+    same array) is passed once."""
     slot, columns = {}, []
     tests = np.empty((len(inputs), 3), dtype=np.int64)
     for t, (*codes, _) in enumerate(inputs):
@@ -403,7 +439,8 @@ def _permutation_nulls(inputs, B: int, dense_min: float):
     np.cumsum([len(a) for a in columns], out=starts[1:])
     data = np.concatenate(columns, dtype=np.int64, casting="unsafe")
     seeds = np.array([s for *_, s in inputs], dtype=np.uint64)
-    return _kernels().permutation_nulls(data, starts, tests, seeds, int(B), float(dense_min))
+    return _kernels().permutation_nulls(data, starts, tests, seeds, int(B), float(dense_min),
+                                        np.ascontiguousarray(tails, dtype=np.float64))
 
 
 def _seeds(seed: int, pair, z_keys):

@@ -309,28 +309,34 @@ def _stack(*columns):
     return np.stack([to_numpy(c).astype(np.float64) for c in columns], axis=1)
 
 
-def permutation_null(xcode, ycode, zcode, B: int, seed: int, dense_min: float = 0.0):
+def permutation_null(xcode, ycode, zcode, B: int, seed: int, dense_min: float = 0.0,
+                     tail=None):
     """The null distribution of G2 and X2 of the table X x Y | Z under permutations of x
     within the strata of z (margins fixed), from the compiled
     :func:`~mbstat.ci._kernels.permutation_statistics` (O(rows) a permutation, whatever
     the number of declared cells; O(log rows) for a 2 x 2 stratum, drawn as one
     hypergeometric cell).
 
-    Returns (out, moments): ``out`` (B + 1, 2) holds the observed G2 and X2 (row 0) and
-    those of ``B`` permutations (rows 1..B) summed over the strata that need permuting;
-    ``moments`` the null mean of G2 and X2, then their variance, of the other strata (one
-    x or one y level; with ``dense_min`` > 0, at least that many rows per cell, where the
-    chi-square holds). With ``dense_min`` = 0 the rows 1..B are the whole statistics.
+    Returns (out, moments, tail_p): ``out`` (B + 1, 2) holds the observed G2 and X2 (row
+    0) and those of ``B`` permutations (rows 1..B) summed over the strata that need
+    permuting; ``moments`` the null mean of G2 and X2, then their variance, of the other
+    strata (one x or one y level; with ``dense_min`` > 0, at least that many rows per cell,
+    where the chi-square holds). With ``dense_min`` = 0 the rows 1..B are the whole
+    statistics. ``tail_p`` is (log p-value, calibration code) of the statistic ``tail`` =
+    (s, column (0 G2, 1 X2), null mean and variance of strata not among the rows) where
+    ``dense_min`` > 0 and every permuted stratum is 2 x 2 (enumerated or saddlepoint,
+    :func:`~mbstat.ci._kernels.two_by_two_tail`), else NaN.
 
     ``xcode``, ``ycode``, ``zcode`` are int codes (n,) on the host; ``seed`` (a uint64)
     seeds the permutations.
     """
     codes = [np.asarray(c) for c in (xcode, ycode, zcode)]
     if len(codes[0]) == 0:
-        return np.zeros((B + 1, 2)), np.zeros(4)
+        return np.zeros((B + 1, 2)), np.zeros(4), np.full(2, np.nan)
     kernels = _kernels()
+    tail = np.full(4, np.nan) if tail is None else np.asarray(tail, dtype=np.float64)
     return kernels._one_null(*codes, int(B), np.uint64(seed), float(dense_min),
-                             kernels.clogc_table(len(codes[0])))
+                             kernels.clogc_table(len(codes[0])), tail)
 
 
 def _no_missing():
