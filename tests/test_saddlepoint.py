@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from mbstat import ci_test, ci_test_batch
+from mbstat.ci.base import EXACT, SEMIPARAMETRIC
 from mbstat.ci.counting import _kernels
 
 K = _kernels()
@@ -48,7 +49,7 @@ def _kernel_laws(margins, column):
     m = np.array([[r1, n - r1, c1, n - c1, n] for r1, c1, n in margins], dtype=np.int64)
     g, x, prob, first = K._two_by_two_laws(m, K.clogc_table(int(m[:, 4].max())))
     used = first[-1]  # the arrays are laid out for min(r1, c1) + 1 values a stratum
-    return (g if column == 0 else x)[:used], prob[:used], first
+    return (g if column == 0 else x)[:used], prob[:used], first, m
 
 
 def _exact(s, values, probs, mean=0.0, var=0.0):
@@ -85,11 +86,12 @@ def test_enumerated_tail_is_the_exact_one(name, column, dense):
     coded EXACT alone and SEMIPARAMETRIC beside the chi-square."""
     mean, var = (3.1, 6.0) if dense else (0.0, 0.0)
     values, probs = _convolved(MARGINS[name], column)
-    val, prob, first = _kernel_laws(MARGINS[name], column)
+    val, prob, first, margins = _kernel_laws(MARGINS[name], column)
     for s, tail in zip(*_at_levels(values, probs, mean, var)):
-        log_p, code = K.two_by_two_tail(s, val, prob, first, mean, var)
+        log_p, code = K.two_by_two_tail(s, val, prob, first, mean, var, margins)
         assert math.isclose(math.exp(log_p), tail, rel_tol=1e-9), (s, tail)
         assert code == (K.SEMIPARAMETRIC if dense else K.EXACT)
+    assert (K.EXACT, K.SEMIPARAMETRIC) == (EXACT, SEMIPARAMETRIC)  # the kernels' codes
 
 
 def test_far_tail_log_p_is_finite_and_exact():
@@ -98,19 +100,19 @@ def test_far_tail_log_p_is_finite_and_exact():
     the log p stays finite and equals log-sum-exp of scipy's chi2.logsf."""
     margins = [(20, 20, 40)] * 3
     values, probs = _convolved(margins, 0)
-    val, prob, first = _kernel_laws(margins, 0)
+    val, prob, first, margins = _kernel_laws(margins, 0)
     top = values.max()
-    log_p, code = K.two_by_two_tail(top, val, prob, first, 0.0, 0.0)
+    log_p, code = K.two_by_two_tail(top, val, prob, first, 0.0, 0.0, margins)
     expected = 3.0 * math.log(2.0 * stats.hypergeom(40, 20, 20).pmf(20))
     assert code == K.EXACT and math.isclose(log_p, expected, rel_tol=1e-9)
     mean, var = 4.0, 9.0
     scale = var / (2.0 * mean)
     s = top + 700.0  # p near 1e-150: scipy's chi2.logsf is exact there
-    log_p, _ = K.two_by_two_tail(s, val, prob, first, mean, var)
+    log_p, _ = K.two_by_two_tail(s, val, prob, first, mean, var, margins)
     terms = np.log(probs) + stats.chi2.logsf((s - values) / scale, 2.0 * mean ** 2 / var)
     assert math.isclose(log_p, np.logaddexp.reduce(terms), rel_tol=1e-9)
     s = top + 1500.0  # p below 1e-300: still finite, and the saddlepoint agrees
-    log_p, _ = K.two_by_two_tail(s, val, prob, first, mean, var)
+    log_p, _ = K.two_by_two_tail(s, val, prob, first, mean, var, margins)
     assert np.isfinite(log_p) and log_p < -700
     assert math.isclose(K.saddlepoint_tail(s, val, prob, first, mean, var), log_p,
                         rel_tol=1e-3)
@@ -151,11 +153,11 @@ def test_saddlepoint_beats_the_scaled_chi_square(column):
         tails = np.cumsum(probs[::-1])[::-1]
         mean = probs @ values
         var = probs @ (values - mean) ** 2
-        val, prob, first = _kernel_laws(margins, column)
+        val, prob, first, margins = _kernel_laws(margins, column)
         for level in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
             i = int(np.argmin(np.abs(np.log(tails) - math.log(level))))
             s, exact = values[i], tails[i]
-            log_p, code = K.two_by_two_tail(s, val, prob, first, 0.0, 0.0)
+            log_p, code = K.two_by_two_tail(s, val, prob, first, 0.0, 0.0, margins)
             assert code == K.SEMIPARAMETRIC  # past EXACT_MAX_ATOMS: the saddlepoint
             error = abs(math.exp(log_p) / exact - 1.0)
             assert error < 0.05, (seed, level, error)
@@ -169,7 +171,7 @@ def test_saddlepoint_beats_the_scaled_chi_square(column):
 def test_saddlepoint_falls_back_near_the_mean():
     """Within SADDLE_MIN_W of the mean (and below it) the saddlepoint returns NaN: the
     caller keeps the scaled chi-square."""
-    val, prob, first = _kernel_laws(_many_strata(2, 15), 0)
+    val, prob, first, margins = _kernel_laws(_many_strata(2, 15), 0)
     mean = prob @ val
     assert math.isnan(K.saddlepoint_tail(mean - 1.0, val, prob, first, 0.0, 0.0))
     assert math.isnan(K.saddlepoint_tail(mean + 1e-3, val, prob, first, 0.0, 0.0))
