@@ -35,18 +35,25 @@ def shuffles_within(order, starts, B, seed):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def shuffled_sums(order, starts, codes, table, B, seed):  # pragma: no cover - compiled
-    """Sums over rows of ``table[codes[row's draw], row]`` for B shuffles within strata
-    (as :func:`shuffles_within`, same stream): the held-out loss of each draw when the
-    model's loss of every row is tabulated by x's value (``table`` (values, m))."""
+def shuffled_sums(order, starts, codes, table, B, seed, bound, stop):  # pragma: no cover
+    """Sums over rows of ``table[codes[row's draw], row]`` for up to B shuffles within
+    strata (as :func:`shuffles_within`, same stream): the held-out loss of each draw when
+    the model's loss of every row is tabulated by x's value (``table`` (values, m)).
+    Stops after the draw that is the ``stop``-th with a sum at most ``bound`` (``stop`` 0:
+    never). Returns the sums and how many draws were made."""
     np.random.seed(seed)
     m = order.shape[0]
     out = np.zeros(B)
     work = order.copy()
+    extreme = 0
     for b in range(B):
         _shuffle_strata(work, starts)
         total = 0.0
         for i in range(m):
             total += table[codes[work[i]], order[i]]
         out[b] = total
-    return out
+        if total <= bound:
+            extreme += 1
+            if extreme == stop:
+                return out, b + 1
+    return out, B
