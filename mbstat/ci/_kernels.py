@@ -995,10 +995,12 @@ def _convolved(val, prob, first, max_atoms):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _atoms_bound(margins, first):  # pragma: no cover - compiled
-    """An upper bound on log(number of values) of the sum of the 2 x 2 strata's statistics:
-    strata of one law (the same margins up to swapping levels or transposing) count as
-    one class; k strata of a law of m values sum to at most C(k + m - 1, m - 1) values."""
+def _atoms_bound(margins, val, first):  # pragma: no cover - compiled
+    """An upper bound on log(number of values) of the sum of the 2 x 2 strata's statistics
+    (stratum i takes ``val[first[i]:first[i + 1]]``): strata of one law (the same margins
+    up to swapping levels or transposing) count as one class; k strata of a law of m
+    distinct values (a symmetric law, r1 = r2 or c1 = c2, takes each value twice) sum to
+    at most C(k + m - 1, m - 1) values."""
     h = margins.shape[0]
     keys = np.empty(h, np.int64)
     for j in range(h):
@@ -1013,7 +1015,12 @@ def _atoms_bound(margins, first):  # pragma: no cover - compiled
         j = order[i]
         k += 1
         if i + 1 == h or keys[order[i + 1]] != keys[j]:
-            m = first[j + 1] - first[j]
+            m = 0
+            for a in range(first[j], first[j + 1]):  # distinct values (within 1e-9)
+                seen = False
+                for b in range(first[j], a):
+                    seen = seen or abs(val[a] - val[b]) <= 1e-9 * max(1.0, abs(val[a]))
+                m += 0 if seen else 1
             bound += math.lgamma(k + m) - math.lgamma(m) - math.lgamma(k + 1.0)
             k = 0
     return bound
@@ -1064,7 +1071,7 @@ def two_by_two_tail(s, val, prob, first, mean, var, margins):  # pragma: no cove
     :func:`_atoms_bound`: not begun) the saddlepoint tail (SEMIPARAMETRIC); NaN where
     neither applies (the caller keeps the scaled chi-square)."""
     log_p = np.nan
-    if _atoms_bound(margins, first) <= math.log(EXACT_MAX_BOUND):
+    if _atoms_bound(margins, val, first) <= math.log(EXACT_MAX_BOUND):
         log_p = exact_tail(s, val, prob, first, mean, var, EXACT_MAX_ATOMS)
     if log_p == log_p:
         return log_p, EXACT if not (var > 0.0 and mean > 0.0) else SEMIPARAMETRIC
