@@ -3,7 +3,6 @@ p-values of the former per-test implementation, kept here verbatim as the refere
 bit: on many random sparse tables, every calibration (auto, semiparametric with either
 match, permutation), x of one or two columns, and under ``na="pairwise"``."""
 import math
-import zlib
 
 import numpy as np
 import pandas as pd
@@ -35,20 +34,9 @@ def _old_semiparametric(statistic, permuted, match="mean+variance", mean=0.0, va
 def _old_permutation_p(self, column, keys, cards, xk, y, z, row, n, zcode=None,
                        moments=(0.0, 0.0, 0.0, 0.0)):
     column_no = int(self.stat == "x2")
-    if zcode is None:
-        zs = sorted(z, key=keys.__getitem__)
-        rows = len(column(y))
-        zcode = (zs, joint_code([column(j) for j in zs], cards[zs], np, rows)[0])
-    zs, zc = zcode
-    xk = sorted(xk, key=keys.__getitem__)
-    xcode, _ = joint_code([column(j) for j in xk], cards[list(xk)], np, len(zc))
-    ycode, pair = column(y), (*xk, y)
-    if len(xk) == 1 and keys[xk[0]] < keys[y]:
-        xcode, ycode, pair = ycode, xcode, (y, xk[0])
-    # the seed: splitmix64 folded over the content keys (was a SeedSequence of the same
-    # words before the 2 x 2 strata were drawn as hypergeometric cells: a new stream)
-    seed = contingency._seeds(self.seed, np.array([[keys[j][0] for j in pair]], np.uint64),
-                              [keys[j][0] for j in zs])[0]
+    # the inputs and seed as the batched path forms them (the seed was a SeedSequence of the
+    # same content words before the 2 x 2 strata were drawn as hypergeometric cells)
+    xcode, ycode, zc, seed = self._permutation_input(column, keys, cards, xk, y, z, zcode)
     exact = self.calibration == "permutation"
     null, found, _ = permutation_null(xcode, ycode, zc, self.B, seed,
                                    0.0 if exact else contingency.DENSE_STRATUM)

@@ -105,6 +105,8 @@ STRATUM_ROWS = 10
 #: (Besag & Clifford's 1991 sequential p-value, H / draws): a part far from significance
 #: costs tens of draws, not B.
 SEQUENTIAL_EXTREMES = 10
+#: Relative distance within which a draw's held-out loss ties the data's.
+TIES = 1e-12
 #: The first chunk of such draws (doubling after each).
 FIRST_DRAWS = 32
 #: Rows predicted per model call when draws are predicted row by row.
@@ -130,13 +132,19 @@ def cauchy_combination(pvalues):
     return t, math.exp(logp), logp
 
 
+def _tie_tolerance(observed: float) -> float:
+    """Draws' losses within this of the data's are ties (a model that ignores x predicts
+    alike up to rounding)."""
+    return TIES * abs(observed)
+
+
 def rank_pvalue(observed: float, null, u: float) -> float:
     """The randomization p-value of a held-out loss ``observed`` among the draws' losses
     ``null`` (small is extreme): ``(#{T_b < T0} + (1 - u) (1 + #{T_b = T0})) / (B + 1)``,
-    ties (within 1e-12 of T0, relative: a model that ignores x) broken by ``u`` uniform on
+    ties (within :data:`TIES` of T0, relative: a model that ignores x) broken by ``u`` uniform on
     [0, 1) (numpy's ``random()``), so that the p-value is uniform under H0 and never 0."""
     null = np.asarray(null)
-    tol = 1e-12 * abs(observed)
+    tol = _tie_tolerance(observed)
     below = np.count_nonzero(null < observed - tol)
     ties = np.count_nonzero(np.abs(null - observed) <= tol)
     return (below + (1.0 - u) * (1 + ties)) / (len(null) + 1)
@@ -357,7 +365,7 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
             order, starts = _strata_order(which)
             observed = float(loss[0].sum())
             null, done = shuffled_sums(order, starts, inverse.astype(np.int64), loss[1:], B,
-                                       seed, observed + 1e-12 * abs(observed),
+                                       seed, observed + _tie_tolerance(observed),
                                        SEQUENTIAL_EXTREMES)
             return observed, null[:done]
         null = loss[1:][inverse[which], np.arange(m)[None, :]].sum(axis=1)
@@ -369,7 +377,7 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
         chunk_seeds = np.random.default_rng(seed)
     observed = float(per_sample_loss(learner.predict(fitted, Xt), yt, task).sum())
     null = np.empty(B)
-    tol = 1e-12 * abs(observed)
+    tol = _tie_tolerance(observed)
     lo, step, extreme = 0, FIRST_DRAWS, 0
     while lo < B:  # each draw predicted row by row: stop once H draws are as extreme
         size = min(step, max(1, _CHUNK_ROWS // max(m, 1)), B - lo)
@@ -396,7 +404,7 @@ def _part_pvalue(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: int,
     """One held-out part: its p-value (:func:`rank_pvalue`) and its mean loss increase per
     row under the draws."""
     observed, null = _held_out_losses(learner, task, B, fitted, Xt, xpos, yt, drawn, seed)
-    hits = np.flatnonzero(null <= observed + 1e-12 * abs(observed))
+    hits = np.flatnonzero(null <= observed + _tie_tolerance(observed))
     if len(hits) >= SEQUENTIAL_EXTREMES:  # the H-th draw as extreme as the data: H / draws
         null = null[:hits[SEQUENTIAL_EXTREMES - 1] + 1]
         return SEQUENTIAL_EXTREMES / len(null), (float(null.mean()) - observed) / len(yt)
