@@ -9,8 +9,8 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import check_alpha, check_choice, check_features, check_int
 from ..ci.base import CITester
-from ..ci.crt import CRTTest
-from ..ci.loco import LOCOTest, check_folds
+from ..ci.crt import CRT_FOLDS, CRTTest
+from ..ci.loco import LOCO_FOLDS, LOCOTest, check_folds
 from ..ci.ppi import (PPITest, check_ppi_args, drawn_seed, encode_target, feature_positions,
                       labels_as_classes)
 from ..data import Dataset, as_dataset
@@ -136,7 +136,8 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     B, test_size, n_jobs = check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel,
                                           device, model_params)
     K = check_int("K", K, low=0)
-    cross_folds = check_folds({"crt": 2, "loco": 5}.get(test, 5) if folds is None else folds)
+    default_folds = CRT_FOLDS if test == "crt" else LOCO_FOLDS
+    cross_folds = check_folds(default_folds if folds is None else folds)
     if progress is not None and not isinstance(progress, bool):
         raise TypeError(f"progress must be True, False or None (auto); got {progress!r}")
     seed = drawn_seed(seed)

@@ -96,6 +96,8 @@ __all__ = ["CRTEngine", "CRTResult", "CRTTest", "cauchy_combination", "crt_test"
 
 METHOD = "Holdout conditional randomization test"
 
+#: Parts of each split (each serves once as the held-out part).
+CRT_FOLDS = 2
 #: Draws of x given z per part (a part's smallest p-value is about 1 / (B + 1)).
 B_DRAWS = 1000
 #: Discrete z: x is shuffled within the strata of z when the held-out parts hold this many
@@ -161,7 +163,7 @@ class CRTEngine(LOCOEngine):
     The splits (``repeats`` of ``folds`` parts) are dealt once and serve every test.
     """
 
-    def __init__(self, dataset, target: int, *, model="xgboost", folds=2, repeats=3,
+    def __init__(self, dataset, target: int, *, model="xgboost", folds=CRT_FOLDS, repeats=3,
                  B=B_DRAWS, task="auto", seed=None, device="auto", n_jobs=1, parallel="auto",
                  model_params=None, categorical=()):
         super().__init__(dataset, target, model=model, folds=folds, task=task, seed=seed,
@@ -449,7 +451,7 @@ def _table(out) -> np.ndarray:
 
 
 # ------------------------------------------------------------- public API
-def crt_test(data, x, target, z=(), model="xgboost", folds=2, repeats=3, B=B_DRAWS,
+def crt_test(data, x, target, z=(), model="xgboost", folds=CRT_FOLDS, repeats=3, B=B_DRAWS,
              task="auto", seed=None, *, alpha=0.05, device="auto", n_jobs=1, parallel="auto",
              model_params=None, categorical=None, na="raise"):
     """Holdout conditional randomization test of x and the target given z (calibrated).
@@ -530,7 +532,7 @@ class CRTTest(ModelTest):
     engine_class = CRTEngine
     notes = CRT_NOTES
 
-    def __init__(self, model="xgboost", folds=2, repeats=3, B=B_DRAWS, task="auto", seed=None,
+    def __init__(self, model="xgboost", folds=CRT_FOLDS, repeats=3, B=B_DRAWS, task="auto", seed=None,
                  *, device="auto", n_jobs=1, parallel="auto", model_params=None,
                  categorical=None):
         check_ppi_args(model, 5, 0.2, task, seed, n_jobs, parallel, device, model_params)

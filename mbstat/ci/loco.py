@@ -87,6 +87,10 @@ LOCO_XGBOOST = MappingProxyType({
 })
 
 
+#: Cross-fitting parts of a LOCO test.
+LOCO_FOLDS = 5
+
+
 def check_folds(folds) -> int:
     """``folds`` as an int >= 2."""
     return v.check_int("folds", folds, low=2)
@@ -149,7 +153,7 @@ class LOCOEngine:
     positions; ``n_jobs`` is a count of workers.
     """
 
-    def __init__(self, dataset, target: int, *, model="xgboost", folds=5, task="auto",
+    def __init__(self, dataset, target: int, *, model="xgboost", folds=LOCO_FOLDS, task="auto",
                  seed=None, device="auto", n_jobs=1, parallel="auto", model_params=None,
                  categorical=()):
         _, _, n_jobs = check_ppi_args(model, 5, 0.2, task, seed, n_jobs, parallel, device,
@@ -284,7 +288,7 @@ def _table(out) -> np.ndarray:
 
 
 # ------------------------------------------------------------- public API
-def loco_test(data, x, target, z=(), model="xgboost", folds=5, task="auto", seed=None, *,
+def loco_test(data, x, target, z=(), model="xgboost", folds=LOCO_FOLDS, task="auto", seed=None, *,
               alpha=0.05, device="auto", n_jobs=1, parallel="auto", model_params=None,
               categorical=None, na="raise"):
     """Cross-fitted leave-covariate-out test of x and the target given z (calibrated).
@@ -363,7 +367,7 @@ class LOCOTest(ModelTest):
     statistic_name = "t"
     engine_class = LOCOEngine
 
-    def __init__(self, model="xgboost", folds=5, task="auto", seed=None, *, device="auto",
+    def __init__(self, model="xgboost", folds=LOCO_FOLDS, task="auto", seed=None, *, device="auto",
                  n_jobs=1, parallel="auto", model_params=None, categorical=None):
         check_ppi_args(model, 5, 0.2, task, seed, n_jobs, parallel, device, model_params)
         super().__init__(dict(model=model, folds=check_folds(folds), task=task, device=device,

@@ -531,19 +531,20 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=None, test_size=0.2, task
     """
     v.check_choice("test", test, ("ppi", "crt", "loco"))
     if test != "ppi":
-        from .crt import B_DRAWS, crt_test
-        from .loco import loco_test
+        from .crt import B_DRAWS, CRT_FOLDS, crt_test
+        from .loco import LOCO_FOLDS, loco_test
 
         settings = dict(model=model, task=task, seed=seed, alpha=alpha, device=device,
                         n_jobs=n_jobs, parallel=parallel, model_params=model_params,
                         categorical=categorical, na=na)
         if test == "crt":
-            return crt_test(data, x, target, z, folds=2 if folds is None else folds,
+            return crt_test(data, x, target, z, folds=CRT_FOLDS if folds is None else folds,
                             B=B_DRAWS if B is None else B, **settings)
         if B is not None:
             raise TypeError("ppi_test(): B sets the PPI test's splits or the CRT's draws; "
                             "test='loco' takes folds=")
-        return loco_test(data, x, target, z, folds=5 if folds is None else folds, **settings)
+        return loco_test(data, x, target, z, folds=LOCO_FOLDS if folds is None else folds,
+                         **settings)
     B = 30 if B is None else B
     alpha = v.check_alpha(alpha)
     check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
