@@ -8,7 +8,8 @@ Run by hand: ``python benchmarks/scale.py [--quick] [--sections frame,encode,tal
 * encode: ``as_dataset`` of a 1,000,000 x 100 categorical DataFrame and of a
   1,000,000 x 10 string one (vectorized per column: Categorical codes, pandas.factorize);
 * tall: in memory at 10^6 and 10^7 rows (20 discrete columns, a chain network): encoding,
-  one batch of G2 tests (19 candidates), 50 single tests, IAMB on one target;
+  one batch of G2 tests (19 candidates), 50 single tests, IAMB on one target, counted where
+  ``--backend`` says (auto: on the GPU from 500,000 rows when one answers);
 * dask: the same 10^7 rows in 10 partitions made lazily on the workers
   (``dask.dataframe.from_delayed``: no row passes through the client), on a LocalCluster of
   1 and 2 worker processes: encoding (one pass for the levels, one to encode and persist),
@@ -64,7 +65,7 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def workload(data):
+def workload(data, backend=None):
     """Encoding, one batch, 50 single tests and IAMB on x10: seconds of each and the blanket."""
     import mbstat
 
@@ -72,7 +73,7 @@ def workload(data):
     t = time.perf_counter()
     ds = mbstat.as_dataset(data)
     out["encode"] = time.perf_counter() - t
-    tester = mbstat.ci.CITester(ds, "g2")
+    tester = mbstat.ci.CITester(ds, "g2", backend=backend)
     cands = [f"x{j}" for j in range(P) if j not in (9, 10)]
     tester.test_many(cands[:2], "x10", ["x9"])  # kernels loaded outside the clock
     t = time.perf_counter()
@@ -84,14 +85,15 @@ def workload(data):
         tester.test(f"x{j % P}", f"x{(j + 7) % P}", [f"x{(j + 3) % P}"])
     out["single"] = (time.perf_counter() - t) / 50
     t = time.perf_counter()
-    res = mbstat.iamb(ds, "x10", test="g2")
+    res = mbstat.iamb(ds, "x10", test="g2", backend=backend)
     out["iamb"] = time.perf_counter() - t
     out["iamb_tests"] = res.n_tests
     out["blanket"] = tuple(res.selected)
+    out["backend"] = res.backend
     return out
 
 
-def _in_memory(kind, rows, queue):
+def _in_memory(kind, rows, queue, backend=None):
     import mbstat
 
     if kind == "encode-cat":
@@ -111,16 +113,16 @@ def _in_memory(kind, rows, queue):
         mbstat.as_dataset(frame)
         out = {"encode": time.perf_counter() - t}
     else:
-        out = workload(frame)
+        out = workload(frame, backend)
     out["peak_mb"] = peak_mb()
     out["data_mb"] = base
     queue.put(out)
 
 
-def in_memory(kind, rows):
+def in_memory(kind, rows, backend=None):
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=_in_memory, args=(kind, rows, queue))
+    proc = ctx.Process(target=_in_memory, args=(kind, rows, queue, backend))
     proc.start()
     out = queue.get()
     proc.join()
@@ -185,6 +187,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="rows / 10")
     parser.add_argument("--sections", default="frame,encode,tall,dask,wide")
+    parser.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"],
+                        help="where the tall section counts (auto: the GPU from 500,000 rows)")
     args = parser.parse_args()
     div = 10 if args.quick else 1
     sections = args.sections.split(",")
@@ -206,12 +210,12 @@ def main():
     if "tall" in sections:
         print("\nTall data in memory (20 columns of 3 levels, chain network), G2")
         print(f"  {'rows':>11} {'encode s':>9} {'batch s':>8} {'Mrows/s':>8} {'single ms':>10} "
-              f"{'iamb s':>7} {'tests':>6} {'peak MB':>8}")
+              f"{'iamb s':>7} {'tests':>6} {'peak MB':>8}  backend")
         for rows in (1_000_000 // div, 10_000_000 // div):
-            r = memory[rows] = in_memory("tall", rows)
+            r = memory[rows] = in_memory("tall", rows, args.backend)
             print(f"  {rows:>11,} {r['encode']:9.3f} {r['batch']:8.3f} "
                   f"{r['batch_rows'] / r['batch'] / 1e6:8.1f} {1e3 * r['single']:10.2f} "
-                  f"{r['iamb']:7.2f} {r['iamb_tests']:>6} {r['peak_mb']:8.0f}")
+                  f"{r['iamb']:7.2f} {r['iamb_tests']:>6} {r['peak_mb']:8.0f}  {r['backend']}")
     if "dask" in sections:
         rows = 10_000_000 // div
         print(f"\nThe same {rows:,} rows on a Dask LocalCluster (worker processes, 1 thread each;"
