@@ -491,6 +491,44 @@ def test_fisher_z_takes_numbers_not_codes():
         ci_test(df, "s", "c", test="fisher_z")
 
 
+def test_fisher_z_constant_at_any_magnitude_is_a_constant():
+    """A constant column is constant whatever its value: 0.1, 1e8 + 0.5 or 1e12 / 3 less
+    their mean is rounding (about 1e-16 of the value), not variation. Before, its
+    correlation with y was that noise: x = 0.1 against 1000 independent N(0, 1) y's
+    (n = 200) was rejected at 0.05 51 times (Wilson 95% [0.039, 0.066], smallest p 1.6e-4),
+    a uniform p-value; now every one reads as the exact constant 0 does (r = 0, p = 1), on the
+    in-memory and the pairwise-deletion paths, as x or as y, with or without z; and an x
+    that is an exact linear function of z is constant given z. scipy's pearsonr is the
+    reference for "constant" (its ConstantInputWarning); a column 1e8 + N(0, 1) is not
+    constant and keeps scipy's correlation."""
+    rng = np.random.default_rng(7)
+    n, k = 200, 240
+    values = rng.choice([0.1, 0.3, 7.3, 1e8 + 0.5, 1e12 / 3, 2**0.5 * 1e9], k) \
+        * rng.integers(1, 50, k)
+    frame = pd.DataFrame({f"c{i}": np.full(n, v) for i, v in enumerate(values)})
+    frame["y"], frame["z"] = rng.normal(size=n), rng.normal(size=n)
+    frame["zero"] = 0.0
+    frame["lin"] = 3 * frame["z"] + 1e8
+    frame["far"] = 1e8 + rng.normal(size=n) + 0.3 * frame["y"]
+    with pytest.warns(stats.ConstantInputWarning):
+        stats.pearsonr(frame["c0"], frame["y"])
+    cols = [f"c{i}" for i in range(k)]
+    holed = frame.copy()
+    holed.loc[:4, "z"] = np.nan
+    for data, na in ((frame, "drop"), (holed, "pairwise")):
+        for z in ([], ["z"]):
+            batch = ci_test_batch(data, cols + ["zero"], "y", z, test="fisher_z", na=na)
+            assert (batch.statistic == 0).all() and (batch.pvalue == 1).all()
+        assert ci_test(data, "y", "c3", ["z"], test="fisher_z", na=na).pvalue == 1
+        assert ci_test(data, "lin", "y", ["z"], test="fisher_z", na=na).pvalue == 1
+    ys = pd.DataFrame(rng.normal(size=(n, 100)), columns=[f"y{i}" for i in range(100)])
+    ys["c"] = 0.1
+    assert all(ci_test(ys, "c", f"y{i}", test="fisher_z").pvalue == 1 for i in range(100))
+    r = stats.pearsonr(frame["far"], frame["y"]).statistic
+    assert ci_test(frame, "far", "y", test="fisher_z").statistic == pytest.approx(
+        math.sqrt(n - 3) * math.atanh(r), rel=1e-9)
+
+
 def test_batch_prints_like_r():
     df = random_frame(n=300, seed=4)
     text = str(ci_test_batch(df, ["v0", "v2"], "v1", ["v3"]))

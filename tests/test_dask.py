@@ -164,6 +164,22 @@ def test_fisher_z_far_from_zero(client):
         np.testing.assert_allclose([got.statistic, ref.statistic], expected, rtol=1e-6)
 
 
+def test_fisher_z_large_constant_is_a_constant(client):
+    """A constant column far from 0 (1e12 / 3) is constant in the merged moments too: its
+    centred sum of squares is rounding (at most 1e-12 squared of its raw one), so r = 0 and
+    p = 1 as in memory (before: noise, p = 0.57 against the first independent y here)."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(rng.normal(size=(400, 20)), columns=[f"x{i}" for i in range(20)])
+    frame["z"] = rng.normal(size=400)
+    frame["c"] = 1e12 / 3
+    parted = as_dataset(dd.from_pandas(frame, npartitions=3))
+    for z in ([], ["z"]):
+        got = [ci_test(parted, "c", f"x{i}", z, test="fisher_z").pvalue for i in range(20)]
+        assert got == [1.0] * 20
+        assert (ci_test_batch(parted, list(frame.columns[:20]), "c", z,
+                              test="fisher_z").pvalue == 1).all()
+
+
 def _residuals(sub, z):
     """Residuals of a and b on [1, z], computed on the columns less 10^6 (exact shifts)."""
     design = np.c_[np.ones(len(sub)), sub[z].to_numpy() - 1e6]

@@ -5,6 +5,7 @@ import numpy as np
 from scipy import special
 
 from .base import ASYMPTOTIC, SKIPPED, CITest, results_table
+from .mixed import _FLAT
 
 __all__ = ["FisherZ"]
 
@@ -14,7 +15,11 @@ class FisherZ(CITest):
 
     The statistic is ``sqrt(n - |z| - 3) * atanh(r)``, two-sided normal
     p-value. Batched: y and all candidates are residualized on [1, z] by one
-    QR decomposition.
+    QR decomposition. An x (or y) constant given z (its residual sd below 1e-12
+    of its root mean square, whatever its units: a constant column, or an exact
+    linear function of z) carries no evidence: r = 0, p = 1, as an exact constant
+    (reading: scipy's pearsonr returns NaN there, R's cor.test NA; a learner
+    needs a p-value, and 1 is the one that adds nothing).
     """
 
     name = "fisher_z"
@@ -74,10 +79,21 @@ def partial_correlations(values, y: int, xcols, z) -> np.ndarray:
     q, _ = np.linalg.qr(design)
     block = values[:, [y, *xcols]]
     resid = block - q @ (q.T @ block)
-    norms = np.sqrt(np.einsum("ij,ij->j", resid, resid))
+    ss = np.einsum("ij,ij->j", resid, resid)
+    flat = _flat(ss, np.einsum("ij,ij->j", block, block))
+    norms = np.sqrt(ss)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (resid[:, 1:].T @ resid[:, 0]) / (norms[1:] * norms[0])
+    r[flat[1:] | flat[0]] = 0.0
     return np.clip(np.nan_to_num(r), -1.0, 1.0)
+
+
+def _flat(resid_ss, raw_ss):
+    """Whether a column is constant given z: its residual sum of squares ``resid_ss`` at most
+    1e-12 squared of its raw sum of squares ``raw_ss`` (rounding leaves about 1e-16 of the
+    column's magnitude in the residual of a constant: 1e8 less its mean is not 0 in floating
+    point, and its correlation with y would be noise, a uniform p-value)."""
+    return resid_ss <= _FLAT ** 2 * raw_ss
 
 
 def pairwise_partial_correlations(values, miss, y: int, xcols, z):
@@ -119,6 +135,8 @@ def partial_correlations_from_moments(moments, m: int):
         c = g[1:, 1:]
         zz, zo, oo = c[:m, :m], c[:m, m:], c[m:, m:]
         s = oo - zo.T @ np.linalg.lstsq(zz, zo, rcond=None)[0] if m else oo
+        if _flat(np.diag(s), np.diag(oo) + g[0, 0] * g[0, m + 1:] ** 2).any():
+            continue  # y or x constant given z: r = 0
         with np.errstate(invalid="ignore", divide="ignore"):
             r[i] = s[0, 1] / np.sqrt(s[0, 0] * s[1, 1])
     return np.clip(np.nan_to_num(r), -1.0, 1.0), moments[:, 0, 0].copy()
