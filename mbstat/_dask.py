@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["is_dask_frame", "is_parquet_dir", "require_dask"]
+__all__ = ["is_dask_frame", "is_parquet_dir", "require_dask", "without_string_conversion"]
 
 
 def is_dask_frame(data) -> bool:
@@ -37,6 +37,43 @@ def require_dask(what: str):
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError(f"{what} needs Dask: pip install \"mbstat[dask]\"") from None
     return dask, dd
+
+
+def without_string_conversion(frame):
+    """``frame`` less Dask's conversion of object columns to strings.
+
+    With ``dataframe.convert-string`` on (Dask's default with pyarrow), ``from_pandas`` and
+    ``from_delayed`` turn every object column into strings: integers with None become
+    "1", "10", mixed values their str(). Read here as undoing that: the same collection
+    (a new one; the caller's is untouched) with ``from_pandas``'s conversion switched off
+    and the ``ArrowStringConversion`` steps dropped, so each partition holds the objects
+    that pandas holds. The expression API is Dask's own (``dask.dataframe.dask_expr``):
+    where it is missing, ``frame`` is returned as it is.
+    """
+    try:
+        from dask.dataframe.dask_expr import new_collection
+        from dask.dataframe.dask_expr._expr import ArrowStringConversion
+        from dask.dataframe.dask_expr.io.io import FromPandas
+    except ImportError:  # pragma: no cover - an older Dask without the expression API
+        return frame
+    expr = getattr(frame, "expr", None)
+    if expr is None:  # pragma: no cover - a legacy Dask collection
+        return frame
+
+    def undone(node):
+        if isinstance(node, ArrowStringConversion):
+            return node.frame
+        if isinstance(node, FromPandas) and node.pyarrow_strings_enabled:
+            return node.substitute_parameters({"pyarrow_strings_enabled": False})
+        return None
+
+    changed = False
+    while True:  # one step at a time: a substitution renames the nodes above it
+        found = next(((node, new) for node in expr.walk()
+                      if (new := undone(node)) is not None), None)
+        if found is None:
+            return new_collection(expr) if changed else frame
+        expr, changed = expr.substitute(*found), True
 
 
 def _delayed(func):

@@ -825,7 +825,9 @@ def as_partitioned(data, *, na="raise", discretize=None) -> PartitionedDataset:
     every partition with those levels and keeps it persisted on the cluster (the
     distributed client in use, else Dask's default scheduler). ``na`` as in
     :func:`as_dataset` ("drop" drops a partition's incomplete rows); ``discretize`` is
-    refused (bin the columns before).
+    refused (bin the columns before). Object columns are encoded as in memory: Dask's
+    conversion of them to strings is undone (:func:`mbstat._dask.without_string_conversion`),
+    and a column of integers in some partitions and floats in others is continuous.
     """
     check_choice("na", na, NA_CHOICES)
     from . import _dask
@@ -835,6 +837,7 @@ def as_partitioned(data, *, na="raise", discretize=None) -> PartitionedDataset:
         raise ValueError("discretize: a Dask DataFrame is encoded without binning; bin its "
                          "continuous columns first (e.g. with map_partitions and fixed edges)")
     frame = dd.read_parquet(os.fspath(data)) if _dask.is_parquet_dir(data) else data
+    frame = _dask.without_string_conversion(frame)  # object columns as pandas holds them
     col_names = _column_names(frame.columns)
     if not col_names:
         raise ValueError("data has no columns")
@@ -849,6 +852,11 @@ def as_partitioned(data, *, na="raise", discretize=None) -> PartitionedDataset:
     kinds, levels, missing = [], [], []
     for j, name in enumerate(col_names):
         found = {sc["kinds"][j] for sc in scans if sc["rows"]} - {"empty"}
+        observed = [np.asarray(sc["levels"][j], dtype=object) for sc in scans
+                    if sc["kinds"][j] == DISCRETE]
+        if found == {DISCRETE, CONTINUOUS} and all(  # integers here, floats there: floats
+                _type_kind(type(v)) == "int" for lv in observed for v in lv):
+            found = {CONTINUOUS}
         if len(found) > 1:
             raise TypeError(f"column {name!r} has values of kinds {sorted(found)} in different "
                             "partitions; give each column one type")
@@ -860,10 +868,11 @@ def as_partitioned(data, *, na="raise", discretize=None) -> PartitionedDataset:
             levels.append(declared[j])
         elif kind == "bool":
             levels.append((False, True))
+        elif observed:  # the levels of all partitions together, sorted as in memory
+            union = pd.Series(np.concatenate(observed), dtype=object)
+            levels.append(_encode_observed(name, union, None)[1])
         else:
-            union = np.unique(np.concatenate([np.asarray(sc["levels"][j], dtype=object)
-                                              for sc in scans] or [np.array([], object)]))
-            levels.append(tuple(v.item() if isinstance(v, np.generic) else v for v in union))
+            levels.append(())
         missing.append(sum(sc["missing"][j] for sc in scans))
     if any(missing) and na == "raise":
         _raise_missing([n for n, m in zip(col_names, missing) if m])

@@ -48,6 +48,51 @@ def test_encoding_equals_memory(parted, alarm):
     np.testing.assert_array_equal(as_dataset(back).codes, mem.codes)
 
 
+def _object_columns(n=60):
+    """Object columns as pandas holds them: integers with None, booleans with None, numbers
+    as objects (integers only in the first half, floats in the second), text with None."""
+    rng = np.random.default_rng(4)
+    ints = pd.Series(rng.choice([1, 2, 3, 10], n), dtype=object)
+    ints[rng.random(n) < 0.2] = None
+    flags = pd.Series(rng.random(n) < 0.5, dtype=object)
+    flags[5] = None
+    numbers = pd.Series([int(v) for v in rng.integers(0, 9, n // 2)]
+                        + list(rng.normal(size=n - n // 2)), dtype=object)
+    text = pd.Series(rng.choice(["u", "v", "w"], n), dtype=object)
+    text[3] = None
+    return pd.DataFrame({"ints": ints, "flags": flags, "numbers": numbers, "text": text,
+                         "y": rng.integers(0, 2, n)})
+
+
+def test_object_columns_encode_as_in_memory(client):
+    """Dask turns object columns into strings ("1", "10", "2": Dask's convert-string); the
+    encoding undoes that, so the partitions give the in-memory Dataset: the same levels (1,
+    2, 3, 10, not '1', '10', '2', '3'), kinds (numbers as objects continuous although the
+    first partition holds integers only), codes and tests; mixed types are refused naming
+    the column, as in memory."""
+    from dask import delayed
+
+    frame = _object_columns()
+    mem = as_dataset(frame, na="pairwise")
+    assert mem.levels[0] == (1, 2, 3, 10) and mem.kinds[2] == "continuous"
+    built = [dd.from_pandas(frame, npartitions=2),
+             dd.from_delayed([delayed(frame.iloc[:30].copy)(), delayed(frame.iloc[30:].copy)()],
+                             meta=frame.iloc[:0])]
+    for dask_frame in built:
+        assert dask_frame.dtypes["ints"] != object  # what Dask made of it
+        parted = as_dataset(dask_frame, na="pairwise")
+        assert (parted.names, parted.levels, parted.kinds) == (mem.names, mem.levels, mem.kinds)
+        pd.testing.assert_frame_equal(parted.to_frame(), mem.to_frame())
+        for x in ("ints", "flags", "text"):
+            got, ref = (ci_test(d, x, "y", test="g2", na="pairwise") for d in (parted, frame))
+            assert (got.statistic, got.pvalue, got.n) == (ref.statistic, ref.pvalue, ref.n)
+    assert frame.dtypes["ints"] == object and frame["ints"].iloc[0] in (1, 2, 3, 10, None)
+    mixed = frame.assign(ints=frame["ints"].where(frame.index != 40, "x"))
+    for data in (mixed, dd.from_pandas(mixed, npartitions=2)):
+        with pytest.raises(TypeError, match="column 'ints' mixes types int .*, str"):
+            as_dataset(data, na="pairwise")
+
+
 @pytest.mark.parametrize("test", ["g2", "x2", "g2-adf", "auto", "sp-x2", "mc-g2"])
 def test_statistics_equal_memory(parted, alarm, test):
     """Asymptotic tests equal to the last bit; calibrated ones too (the rows of the strata
