@@ -160,7 +160,7 @@ def test_numerical_wine_feature_subset():
 
     wine = load_wine()
     feats = ["alcohol", "flavanoids", "color_intensity", "proline", "hue"]
-    res = fsdms(wine, "class", theta=0.14, features=feats, full=True)
+    res = fsdms(wine, "class", theta=0.14, candidates=feats, full=True)
     assert set(res.sequence) == set(feats)
     assert res.dependency_all == dependency(wine, feats, "class", theta=0.14)
     assert res.theta == 0.14 and "Definition 9" in str(res.summary())
@@ -188,6 +188,41 @@ def test_deterministic_and_data_untouched():
     pd.testing.assert_frame_equal(df, before)
 
 
+def test_candidates_is_the_argument_features_its_deprecated_alias():
+    """fsdms and wfsdms take ``candidates=`` as every other learner does (the same checks as
+    iamb's); ``features=`` still works, with a FutureWarning naming candidates= that points
+    at the caller's line; both together are refused."""
+    import warnings
+
+    from mbstat import iamb
+
+    df = make_corral("corral", seed=0)
+    chosen = ["A0", "A1", "B0", "I"]
+    new = fsdms(df, "class", candidates=chosen, full=True)
+    assert set(new.sequence) == set(chosen) and new.n_candidates == 4
+    with pytest.warns(FutureWarning, match=r"features= is deprecated.*use candidates=") as rec:
+        old = fsdms(df, "class", features=chosen, full=True)
+    assert rec[0].filename == __file__
+    assert old.sequence == new.sequence
+    pd.testing.assert_frame_equal(old.ranking, new.ranking)
+    for bad, message in (([], "candidates must name at least one"),
+                         (["class"], "candidates include the target"),
+                         (["nope"], "candidates: unknown variable 'nope'")):
+        for learner in (iamb, fsdms):
+            with pytest.raises(ValueError, match=message):
+                learner(df, "class", candidates=bad)
+    for learner in (fsdms, wfsdms):
+        with pytest.raises(TypeError, match=r"candidates= only; features= is its deprecated"):
+            learner(df, "class", candidates=chosen, features=chosen)
+    w_new = wfsdms(df, "class", candidates=chosen, cv=3, seed=0)
+    with pytest.warns(FutureWarning, match="wfsdms\\(\\): features= is deprecated"):
+        w_old = wfsdms(df, "class", features=chosen, cv=3, seed=0)
+    assert w_old.selected == w_new.selected and set(w_new.fsdms.sequence) == set(chosen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new name: no warning, also inside wfsdms
+        wfsdms(df, "class", candidates=chosen, cv=3, seed=0, ranking=fsdms(df, "class"))
+
+
 def test_bad_input():
     df = make_corral("corral", seed=0)
     num = df.assign(I=df["I"] + 0.5)
@@ -206,7 +241,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="k must be"):
         fsdms(df, "class", k=7)
     with pytest.raises(ValueError, match="at least one"):
-        fsdms(df, "class", features=[])
+        fsdms(df, "class", candidates=[])
     with pytest.raises(ValueError, match="cv must be"):
         wfsdms(df, "class", cv=1)
     with pytest.raises(TypeError, match="estimator"):

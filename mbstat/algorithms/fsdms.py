@@ -30,8 +30,9 @@ WFSDMS = Learner("wfsdms", "ranking", "FSDMS cut by cross-validated accuracy (WF
 
 
 @FSDMS.front_end
-def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, full=False,
-          discretize=None, na="raise", backend=None, progress=None) -> FSDMSResult:
+def fsdms(data, target, alpha=1.0, theta=None, *, candidates=None, k=None, full=False,
+          discretize=None, na="raise", backend=None, progress=None,
+          features=None) -> FSDMSResult:
     """Feature selection with dependency margin of subsets (FSDMS).
 
     Algorithm 1 puts in ``A1`` every feature with ``D(F) > D(F - {a})``
@@ -53,8 +54,9 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, full=Fa
     theta : float, optional
         Neighbourhood radius (> 0) of Definition 9 for numerical or mixed
         data (the paper: 0.14); None uses Definition 7 (discrete data).
-    features : sequence, optional
-        The candidate features ``F`` (default: every column but the target).
+    candidates : sequence, optional
+        The candidate features ``F``, names or positions (default: every column but
+        the target), as every learner's ``candidates``.
     k : int, optional
         Report the first ``k`` features of the sequence as ``selected``.
         By default: the shortest prefix ``P`` with ``D(P) = D(F)`` (our
@@ -74,6 +76,8 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, full=Fa
         A progress bar (tqdm) of Algorithm 3's steps: True, False, or None (default):
         shown once the run has taken 10 s. On KeyboardInterrupt (Ctrl-C) the
         ranking made so far is returned, marked incomplete (``complete=False``).
+    features : sequence, optional
+        Deprecated name of ``candidates`` (a FutureWarning; both together are refused).
 
     Returns
     -------
@@ -125,8 +129,9 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, full=Fa
     """
     start = time.perf_counter()
     alpha = _check_alpha(alpha)
-    ds, t, cols = prepare_dependency(data, target, features, theta=theta,
-                                     discretize=discretize, na=na)
+    candidates = _renamed_features(candidates, features, "fsdms")
+    ds, t, cols = prepare_dependency(data, target, candidates, theta=theta,
+                                     discretize=discretize, na=na, param="candidates")
     _warn_near_unique(ds, cols)
     d = len(cols)
     k = check_int("k", k, low=0, high=d, allow_none=True)
@@ -182,6 +187,21 @@ def fsdms(data, target, alpha=1.0, theta=None, *, features=None, k=None, full=Fa
     )
 
 
+def _renamed_features(candidates, features, who: str):
+    """``candidates``, or ``features``, its deprecated name in fsdms and wfsdms (every other
+    learner says ``candidates``): a FutureWarning naming the new one; both: refused."""
+    if features is None:
+        return candidates
+    if candidates is not None:
+        raise TypeError(f"{who}(): give candidates= only; features= is its deprecated name, "
+                        "not a second set")
+    # stacklevel 5: the caller's line (through the front end's public function and learn)
+    warnings.warn(f"{who}(): features= is deprecated and will be removed; use candidates= "
+                  "(the same meaning, the name every learner takes)", FutureWarning,
+                  stacklevel=5)
+    return features
+
+
 #: Test hook: force (True) or forbid (False) the close-pairs engine; None: by the data.
 _PAIRS = None
 
@@ -223,9 +243,9 @@ def _rank(eng, alpha, groups, names, c_full, rows, prefix, at_least, bar) -> boo
 
 
 @WFSDMS.front_end
-def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, features=None,
+def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, candidates=None,
            max_features=None, seed=None, n_jobs=None, ranking=None, discretize=None,
-           na="raise", backend=None) -> WFSDMSResult:
+           na="raise", backend=None, features=None) -> WFSDMSResult:
     """WFSDMS: the FSDMS sequence cut by cross-validated accuracy.
 
     Runs :func:`fsdms`, evaluates the nested subsets ``{f1}, {f1, f2}, ...``
@@ -235,8 +255,8 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
 
     Parameters
     ----------
-    data, target, alpha, theta, features, discretize, na, backend
-        As in :func:`fsdms`.
+    data, target, alpha, theta, candidates, discretize, na, backend
+        As in :func:`fsdms` (``features``: the deprecated name of ``candidates``).
     estimator : scikit-learn classifier, optional
         Cloned for every fit (default: ``DecisionTreeClassifier(random_state=0)``,
         CART). It sees the raw feature values (discrete columns as integer
@@ -257,7 +277,7 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
         The result of an earlier :func:`fsdms` call on the same data and
         target (ranked in full again if it stopped at ``D(P) = D(F)``),
         reused instead of recomputed (e.g. to score one sequence with several
-        classifiers); ``alpha``, ``theta`` and ``features`` are then taken
+        classifiers); ``alpha``, ``theta`` and ``candidates`` are then taken
         from it.
 
     Returns
@@ -270,6 +290,7 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 
     start = time.perf_counter()
+    candidates = _renamed_features(candidates, features, "wfsdms")
     if estimator is None:
         from sklearn.tree import DecisionTreeClassifier
 
@@ -290,8 +311,8 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
         raise TypeError(f"cv must be an integer >= 2 or a scikit-learn splitter; got {cv!r}")
 
     if ranking is None:
-        fs = fsdms(ds, target, alpha=alpha, theta=theta, features=features, backend=backend,
-                   full=True)
+        fs = fsdms(ds, target, alpha=alpha, theta=theta, candidates=candidates,
+                   backend=backend, full=True)
     elif not isinstance(ranking, FSDMSResult):
         raise TypeError(f"ranking must be an FSDMSResult; got {type(ranking).__name__}")
     elif ranking.target != ds.names[ds.index(target, "target")] or ranking.n_rows != ds.n_rows:
@@ -302,7 +323,7 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, featur
         alpha, theta = fs.alpha, fs.theta
         if len(fs.sequence) < fs.n_candidates:  # stopped at D(P) = D(F): rank them all
             fs = fsdms(ds, fs.target, alpha=alpha, theta=theta, backend=backend, full=True,
-                       features=[*fs.A1, *fs.B2, *fs.C3])
+                       candidates=[*fs.A1, *fs.B2, *fs.C3])
         ds.indices(fs.sequence, "ranking")  # its features must be columns of the data
     seq = fs.sequence
     max_features = check_int("max_features", max_features, low=1, high=len(seq),
