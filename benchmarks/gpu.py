@@ -5,8 +5,9 @@
    all other variables as candidates, an IAMB growth step) on ``backend="cpu"`` and
    ``backend="gpu"``, the ratio, and the largest relative difference of the statistics.
 2. IAMB over every ALARM node on both backends: seconds and agreement.
-3. PPI retraining (XGBoost ``device="cuda"`` against ``"cpu"``): one ``ppi_test``
-   on a synthetic regression at several sizes, seconds and p-values.
+3. The model-based tests with XGBoost (``device="cuda"`` against ``"cpu"``): one
+   ``ppi_test``, ``loco_test`` and ``crt_test`` on a synthetic regression at several sizes,
+   seconds and p-values.
 
 Run by hand on a machine with an NVIDIA GPU, CuPy and a CUDA build of XGBoost::
 
@@ -64,7 +65,7 @@ def main():
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--iamb-rows", type=int, default=None,
                         help="rows for the IAMB comparison (default: the largest of --rows)")
-    parser.add_argument("--ppi-rows", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--ppi-rows", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--B", type=int, default=10, help="splits per PPI test")
     parser.add_argument("--sections", nargs="+", default=["counting", "iamb", "ppi"],
                         choices=["counting", "iamb", "ppi"])
@@ -121,28 +122,35 @@ def regression(n, p=20, seed=0):
     return frame
 
 
-def ppi_section(sizes, B):
+def ppi_section(sizes, B, crt_B=200):
+    """The model-based tests with XGBoost on the CPU and on the GPU: the paper's PPI test (B
+    splits), LOCO (5 folds, early stopping) and the CRT (``crt_B`` draws per part)."""
     from mbstat import ppi_test
+    from mbstat.ci import crt_test, loco_test
     from mbstat.models import xgboost_cuda_available
 
     if not xgboost_cuda_available():
         print("\nXGBoost has no CUDA build here: PPI figures not measured")
         return
-    print(f"\nppi_test(x0 ~ y | x1..x19), XGBoost defaults, B = {B}, all CPUs for device='cpu'")
-    print(f"{'rows':>9} {'cpu s':>8} {'gpu s':>8} {'cpu/gpu':>8} {'p cpu':>10} {'p gpu':>10}")
-    for n in sizes:
-        frame = regression(n)
-        z = [f"x{j}" for j in range(1, 20)]
-        seconds, pvalues = {}, {}
-        for device in ("cpu", "cuda"):
-            ppi_test(frame.iloc[:2000], "x0", "y", z, B=5, seed=0, device=device)  # warm up
-            t0 = time.perf_counter()
-            res = ppi_test(frame, "x0", "y", z, B=B, seed=0, device=device,
-                           n_jobs=1 if device == "cuda" else -1)
-            seconds[device], pvalues[device] = time.perf_counter() - t0, res.pvalue
-        print(f"{n:>9} {seconds['cpu']:8.2f} {seconds['cuda']:8.2f} "
-              f"{seconds['cpu'] / seconds['cuda']:8.2f} {pvalues['cpu']:10.3g} "
-              f"{pvalues['cuda']:10.3g}", flush=True)
+    tests = {f"ppi B={B}": lambda f, z, **kw: ppi_test(f, "x0", "y", z, B=B, **kw),
+             "loco": lambda f, z, **kw: loco_test(f, "x0", "y", z, **kw),
+             f"crt B={crt_B}": lambda f, z, **kw: crt_test(f, "x0", "y", z, B=crt_B, **kw)}
+    print("\nx0 ~ y | x1..x19, XGBoost defaults of each test, all CPUs for device='cpu'")
+    print(f"{'test':>10} {'rows':>9} {'cpu s':>8} {'gpu s':>8} {'cpu/gpu':>8} {'p cpu':>10} "
+          f"{'p gpu':>10}")
+    for name, run in tests.items():
+        for n in sizes:
+            frame = regression(n)
+            z = [f"x{j}" for j in range(1, 20)]
+            seconds, pvalues = {}, {}
+            for device in ("cpu", "cuda"):
+                run(frame.iloc[:2000], z, seed=0, device=device)  # warm up
+                t0 = time.perf_counter()
+                res = run(frame, z, seed=0, device=device, n_jobs=1 if device == "cuda" else -1)
+                seconds[device], pvalues[device] = time.perf_counter() - t0, res.pvalue
+            print(f"{name:>10} {n:>9} {seconds['cpu']:8.2f} {seconds['cuda']:8.2f} "
+                  f"{seconds['cpu'] / seconds['cuda']:8.2f} {pvalues['cpu']:10.3g} "
+                  f"{pvalues['cuda']:10.3g}", flush=True)
 
 
 if __name__ == "__main__":

@@ -83,11 +83,12 @@ def xgboost_cuda_available() -> bool:
     return built and gpu_available()
 
 
-def resolve_device(device: str = "auto", kind: str = "xgboost", n_rows: int | None = None) -> str:
+def resolve_device(device: str = "auto", kind: str = "xgboost", n_rows: int | None = None,
+                   min_rows: int = GPU_MIN_ROWS) -> str:
     """Turn ``"auto"``/``"cpu"``/``"cuda"`` into the device a model is asked to use.
 
     Only XGBoost runs on a GPU; scikit-learn models always get ``"cpu"``.
-    ``"auto"`` keeps fits on fewer than :data:`GPU_MIN_ROWS` training rows
+    ``"auto"`` keeps fits on fewer than ``min_rows`` (:data:`GPU_MIN_ROWS`) training rows
     (``n_rows``) on the CPU. ``"cuda"`` without a usable device (or with a
     CPU-only model) raises.
     """
@@ -97,7 +98,7 @@ def resolve_device(device: str = "auto", kind: str = "xgboost", n_rows: int | No
             raise ValueError("device='cuda' needs model='xgboost'; scikit-learn models run "
                              "on the CPU")
         return "cpu"
-    if device == "cpu" or (device == "auto" and n_rows is not None and n_rows < GPU_MIN_ROWS):
+    if device == "cpu" or (device == "auto" and n_rows is not None and n_rows < min_rows):
         return "cpu"
     if xgboost_cuda_available():
         return "cuda"
@@ -398,7 +399,8 @@ def _xp_of(array):
 
 
 def make_learner(model, task: str, n_classes: int = 0, *, device: str = "auto",
-                 params=None, n_jobs: int = 1, n_rows: int = 0) -> Learner:
+                 params=None, n_jobs: int = 1, n_rows: int = 0,
+                 gpu_min_rows: int = GPU_MIN_ROWS) -> Learner:
     """Build the :class:`Learner` for ``model`` and ``task``.
 
     Parameters
@@ -422,10 +424,12 @@ def make_learner(model, task: str, n_classes: int = 0, *, device: str = "auto",
     n_rows : int
         Rows of the training data (chooses the threads, and the device under
         ``device="auto"``).
+    gpu_min_rows : int
+        ``device="auto"`` trains on a GPU from this many training rows.
     """
     kind = check_model(model)
     check_choice("task", task, TASKS)
-    dev = resolve_device(device, kind, n_rows)
+    dev = resolve_device(device, kind, n_rows, gpu_min_rows)
     params = dict(params or {})
     if kind == "estimator":
         if params:

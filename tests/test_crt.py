@@ -342,3 +342,20 @@ def test_ppi_test_passes_B_to_the_crt_and_refuses_it_for_loco():
     with pytest.raises(TypeError, match="folds"):
         ppi_test(df, "x", "y", z=["z"], model=LOGIT, test="loco", B=19)
     assert ppi_test(df, "x", "y", z=["z"], model="tree", seed=1).B == 30
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("test", [crt_test, mbstat.ci.loco_test])
+def test_xgboost_on_the_gpu(test):
+    """The CRT and LOCO with XGBoost trained on the GPU (early stopping included): the device
+    is recorded, and the alternative is rejected and the null kept on both devices (their
+    boosters differ in rounding, so the p-values are compared by their decisions)."""
+    from mbstat.models import xgboost_cuda_available
+
+    if not xgboost_cuda_available():
+        pytest.skip("needs a CUDA build of XGBoost, CuPy and a GPU")
+    for effect, bound in ((1.0, 0.01), (0.0, 0.001)):  # rejected at 0.01; kept at 0.001
+        df = issue_data(3, n=2000, task="regression", effect=effect)
+        res = {d: test(df, "x", "y", ["z"], seed=0, device=d) for d in ("cuda", "cpu")}
+        assert res["cuda"].device.startswith("cuda") and res["cpu"].device == "cpu"
+        assert all((r.pvalue <= bound) == (effect > 0) for r in res.values())

@@ -362,3 +362,24 @@ def test_vignette_quick(tmp_path, run_vignette):
     assert {"rate", "wilson_low", "wilson_high"} <= set(table.columns)
     assert (table.wilson_low <= table.rate).all() and (table.rate <= table.wilson_high).all()
     assert (tmp_path / "ppi_calibration.png").stat().st_size > 10_000
+
+
+def test_auto_device_thresholds_of_the_model_tests(monkeypatch):
+    """device="auto" sends XGBoost to the GPU from mbstat.models.GPU_MIN_ROWS training rows
+    for the PPI test, but from mbstat.ci.loco.GPU_MIN_ROWS for LOCO and the CRT (measured on
+    an H100: they gain less); shown here with the CUDA check faked to answer yes."""
+    import mbstat.models as models
+    from mbstat.ci import loco
+    from mbstat.ci.crt import CRTEngine
+
+    monkeypatch.setattr(models, "xgboost_cuda_available", lambda: True)
+    monkeypatch.setattr(models, "_check_xgboost", lambda learner: None)
+    assert models.GPU_MIN_ROWS < loco.GPU_MIN_ROWS
+    n = 100_000  # 80,000 training rows for PPI (test_size 0.2) and LOCO (5 folds), 50,000 CRT
+    ds = as_dataset(issue_data(0, n=n, task="regression"))
+    assert models.resolve_device("auto", "xgboost", n - n // 5) == "cuda"  # the PPI test's
+    assert LOCOEngine(ds, 2, seed=0).learner.device == "cpu"
+    assert CRTEngine(ds, 2, seed=0).learner.device == "cpu"
+    assert LOCOEngine(ds, 2, seed=0, device="cuda").learner.device == "cuda"
+    big = as_dataset(issue_data(0, n=260_000, task="regression"))  # 208,000 training rows
+    assert LOCOEngine(big, 2, seed=0).learner.device == "cuda"

@@ -76,6 +76,13 @@ __all__ = ["LOCO_XGBOOST", "LOCOEngine", "LOCOResult", "LOCOTest", "loco_test", 
 
 METHOD = "Cross-fitted leave-covariate-out test"
 
+#: ``device="auto"`` trains the XGBoost fits of LOCO and the CRT on a GPU from this many
+#: training rows, more than the PPI test's :data:`mbstat.models.GPU_MIN_ROWS`: their
+#: early-stopped fits and the CRT's predictions of the draws gain less from a GPU (one H100
+#: against its 16 CPU cores, ``benchmarks/gpu.py``: LOCO ran at 0.79x the CPU's speed at
+#: 80,000 training rows and 1.71x at 320,000; the CRT at 0.70x at 50,000 and 1.28x at 200,000).
+GPU_MIN_ROWS = 200_000
+
 #: XGBoost settings of the LOCO test unless ``model_params`` overrides them: depth 3,
 #: eta 0.3, rounds chosen by early stopping (patience 5) on a fifth of each training part.
 #: The held-out loss is the statistic, so an overfitted model costs power; eta 0.1 and
@@ -168,7 +175,7 @@ class LOCOEngine:
             model_params = {**LOCO_XGBOOST, **(model_params or {})}
         self.learner = make_learner(model, self.task, self.n_classes, device=device,
                                     params=model_params, n_jobs=n_jobs,
-                                    n_rows=n - n // folds)
+                                    n_rows=n - n // folds, gpu_min_rows=GPU_MIN_ROWS)
         X, self.groups, self.types = encode_features(
             dataset, self.learner.native_categorical, self.learner.dtype, categorical)
         rng = self.rng = _rng(seed)
