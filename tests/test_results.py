@@ -167,8 +167,9 @@ def results(asia):
 
 
 def _frame_fields(res):
+    """The fields that read as frames (``tests`` built from its builder when first read)."""
     return [f.name for f in dataclasses.fields(res)
-            if isinstance(object.__getattribute__(res, f.name), (pd.DataFrame, pd.Series))]
+            if isinstance(getattr(res, f.name), (pd.DataFrame, pd.Series))]
 
 
 @pytest.mark.parametrize("name", ["iamb", "mbor", "ppfs", "fsdms", "wfsdms"])
@@ -371,3 +372,35 @@ def test_footer_says_which_exclusions_had_no_test():
     assert "excluded by a test in .evidence" in text
     text = str(mbstat.iamb(data, "CO").summary(alpha=0.9))
     assert "by a rule of the search" not in text
+
+
+def test_tests_log_is_built_when_first_read(asia):
+    """``tests`` is built on first access, then kept (before: built with every result, 0.07
+    to 0.16 s and 17.5 MiB for 160,000 tests at 20,000 features): the stored field is a
+    builder until then; it reads as the tester's log (one row per test, the columns of
+    ``empty_tests``); the result stays frozen, compares equal and pickles, built or not."""
+    import pickle
+
+    from mbstat.ci import CITester
+    from mbstat.results.base import empty_tests
+
+    res, twin = (mbstat.iamb(asia, "dysp", test="x2") for _ in range(2))
+    assert not isinstance(object.__getattribute__(res, "tests"), pd.DataFrame)
+    assert res == twin  # compares the logs (built for the comparison)
+    lazy = mbstat.iamb(asia, "dysp", test="x2")
+    copy = pickle.loads(pickle.dumps(lazy))  # pickled unbuilt: the compact store travels
+    assert not isinstance(object.__getattribute__(lazy, "tests"), pd.DataFrame)
+    log = lazy.tests
+    kept = object.__getattribute__(lazy, "tests")
+    assert isinstance(kept, pd.DataFrame) and lazy.tests is not kept  # built once, copies out
+    assert object.__getattribute__(lazy, "tests") is kept
+    assert len(log) == lazy.n_tests and list(log.columns) == list(empty_tests().columns)
+    assert copy == lazy and pickle.loads(pickle.dumps(lazy)) == lazy
+    pd.testing.assert_frame_equal(copy.tests, log)
+    # the same tests asked of a tester directly give the same rows
+    tester = CITester(asia, "x2")
+    for row in log.itertuples():
+        direct = tester.test(row.x, row.y, row.z.split(", ") if row.z else [])
+        assert (direct.statistic, direct.pvalue) == pytest.approx((row.statistic, row.pvalue))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        lazy.tests = log

@@ -246,7 +246,7 @@ def learn(row: Learner, args: dict, declared=None):
     else:
         found, note = _search(row, run, own, progress)
         _honour_hard_priors(run, found, blacklist)
-    tests = tester.log
+    tests = tester.log_builder()  # the log is built when the result's tests are first read
     _check_max_sx(tests, max_sx)
     elapsed = time.perf_counter() - start
     shown = {k: found.params.get(k, v) for k, v in own.items()}  # the call: own arguments
@@ -361,9 +361,13 @@ def _honour_hard_priors(run: Run, found: Found, blacklist) -> None:
         run.ledger.exclude(x, None, "blacklist")
 
 
-def _check_max_sx(tests: pd.DataFrame, max_sx) -> None:
-    """The searches honour ``max_sx``: no logged test conditions on more variables."""
-    if max_sx is None or not len(tests):
+def _check_max_sx(tests, max_sx) -> None:
+    """The searches honour ``max_sx``: no logged test conditions on more variables
+    (``tests``: the log's builder)."""
+    if max_sx is None:
+        return
+    tests = tests()
+    if not len(tests):
         return
     sizes = tests["z"].map(lambda z: len(z.split(", ")) if z else 0)
     if (sizes > max_sx).any():

@@ -743,18 +743,39 @@ class CITester:
         """Every test performed, in order: the query, the test's table (``calibration`` as
         names), the decision at alpha, ``skipped`` and the phase that asked. Built when
         asked, from the compact store (names looked up by position, one array per column)."""
-        columns = self._dtype.names
-        k = self.n_tests
+        return self.log_builder()()
+
+    def log_builder(self) -> "LogBuilder":
+        """:attr:`log` as it stands now (the tests performed so far), built when called: a
+        result builds its log only when asked, and holds the compact store, not the data."""
+        return LogBuilder(tuple(self.dataset.names), tuple(self._log),  # rows copied: not
+                          self._values[:self.n_tests].copy(),  # the buffer's spare room
+                          self.alpha, self._dtype.names)
+
+
+@dataclass(frozen=True, eq=False)
+class LogBuilder:
+    """The compact store of a tester's tests (see :meth:`CITester.log_builder`); called,
+    the log as a DataFrame. Picklable."""
+
+    names: tuple
+    entries: tuple  # (x keys, y, z key, first row, phase) per batch
+    matrix: np.ndarray
+    alpha: float
+    columns: tuple
+
+    def __call__(self) -> pd.DataFrame:
+        columns, k = self.columns, len(self.matrix)
         if not k:
             return empty_log(tuple(c for c in columns if c not in FIELDS))
-        names = np.array(self.dataset.names, dtype=object)
+        names = np.array(self.names, dtype=object)
         x = np.empty(k, dtype=object)
         y = np.empty(k, dtype=np.int64)
         z = np.empty(k, dtype=object)
         phase = np.empty(k, dtype=object)
         z_labels = {}
-        for i, (todo, yi, zkey, first, ph) in enumerate(self._log):
-            last = self._log[i + 1][3] if i + 1 < len(self._log) else k
+        for i, (todo, yi, zkey, first, ph) in enumerate(self.entries):
+            last = self.entries[i + 1][3] if i + 1 < len(self.entries) else k
             if isinstance(todo, np.ndarray):
                 x[first:last] = names[todo]
             else:
@@ -765,7 +786,7 @@ class CITester:
                 label = z_labels[zkey] = ", ".join(names[list(zkey)].tolist())
             z[first:last] = label
             phase[first:last] = ph
-        matrix = self._values[:k]
+        matrix = self.matrix
         codes = matrix[:, _CALIBRATION].astype(np.intp)
         data = {"x": pd.array(x, dtype="str"), "y": pd.array(names[y], dtype="str"),
                 "z": pd.array(z, dtype="str")}

@@ -247,7 +247,10 @@ class SelectionResult:
     complete : bool
         False when an anytime algorithm stopped early (time budget, interrupt).
     tests : DataFrame
-        The log of every test performed (no rows for selectors that test nothing).
+        The log of every test performed (no rows for selectors that test nothing). Built
+        on first access, then kept: a learner passes a builder (a callable returning the
+        frame, e.g. :meth:`~mbstat.ci.CITester.log_builder`), since on wide data the log
+        of every test costs time and memory that few readers want.
     n_variables : int
         Columns of the data (the target, the candidates and any left out).
 
@@ -267,12 +270,12 @@ class SelectionResult:
     backend: str = field(repr=False)
     device: str = field(repr=False)
     complete: bool = field(default=True, repr=False)
-    tests: pd.DataFrame = field(default=None, repr=False)
+    tests: pd.DataFrame = field(default=None, repr=False)  # or its builder, until read
     n_variables: int = field(default=0, repr=False)  # columns of the data (0: not recorded)
 
     def __post_init__(self):
         object.__setattr__(self, "params", FrozenMapping(self.params))
-        if self.tests is None:
+        if object.__getattribute__(self, "tests") is None:  # (not its builder: not built here)
             object.__setattr__(self, "tests", empty_tests())
 
     #: Results compare by value (frames by content, NaN equal to NaN), so a result equals
@@ -281,6 +284,7 @@ class SelectionResult:
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
+        self._built_tests(), other._built_tests()  # compare the logs, not their builders
         return (fields_equal(self, other, ignore=("elapsed", "trace"))
                 and values_equal(_timeless(self.trace), _timeless(other.trace)))
 
@@ -290,8 +294,19 @@ class SelectionResult:
     def __getattribute__(self, name):
         """Attributes as stored, except DataFrames and Series: deep copies."""
         value = object.__getattribute__(self, name)
+        if name == "tests" and callable(value):
+            value = object.__getattribute__(self, "_built_tests")()
         if isinstance(value, (pd.DataFrame, pd.Series)):
             return value.copy(deep=True)  # frames are mutable: hand out copies
+        return value
+
+    def _built_tests(self) -> pd.DataFrame:
+        """The tests log, built from its builder the first time and kept in its place (the
+        result stays frozen to its users: only this fills the field, once)."""
+        value = object.__getattribute__(self, "tests")
+        if callable(value):
+            value = value()
+            object.__setattr__(self, "tests", value)
         return value
 
     def __repr__(self) -> str:
