@@ -542,6 +542,10 @@ def _to_frame(data, names) -> pd.DataFrame:
     if isinstance(data, Mapping):
         raise TypeError(f"data must be a DataFrame, a 2-D array or a Dataset; got a "
                         f"{type(data).__name__} (pandas.DataFrame(data) makes one)")
+    from scipy import sparse
+
+    if sparse.issparse(data):  # floats or codes past 255 (not block-encoded): read densely
+        data = data.toarray()
     masked = np.ma.getmaskarray(data) if isinstance(data, np.ma.MaskedArray) else None
     arr = np.asarray(data)  # a masked array's data, masked entries included: see below
     if arr.dtype.names is not None:  # structured or record array: its fields are the columns
@@ -549,15 +553,15 @@ def _to_frame(data, names) -> pd.DataFrame:
             raise ValueError(f"data: a structured array must be 1-D (one record a row); got "
                              f"shape {arr.shape}")
         columns = []
-        for field in arr.dtype.names:
-            col = np.asarray(arr[field])
+        for name in arr.dtype.names:
+            col = np.asarray(arr[name])
             if col.ndim != 1:
-                raise ValueError(f"data: field {field!r} holds arrays of shape {col.shape[1:]} "
+                raise ValueError(f"data: field {name!r} holds arrays of shape {col.shape[1:]} "
                                  "per record; give each column one value a row")
             columns.append(col)
         default = list(arr.dtype.names)
         if masked is not None:
-            masked = [masked[field] for field in arr.dtype.names]
+            masked = [masked[name] for name in arr.dtype.names]
     elif arr.ndim != 2:
         raise ValueError(f"data must be a 2-D array; got {arr.ndim}-D with shape {arr.shape}")
     else:

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import mbstat
 from mbstat.datasets import make_wide_binary
 
 
@@ -93,3 +94,18 @@ def test_learners_on_sparse_input_match_dense():
     assert mbstat.iamb(ds, "y", alpha=0.001, test="g2").blanket == dense.blanket
     frame = make_wide_binary(800, 400, seed=0, sparse=True)
     assert mbstat.iamb(frame, "y", alpha=0.001, test="g2").blanket == dense.blanket
+
+
+def test_sparse_floats_and_wide_codes_are_read_densely():
+    """A scipy.sparse matrix of floats (scipy's default), or of codes past 255, is not
+    block-encoded: it is read as its dense array would be (floats continuous, integers
+    discrete), not refused with a message about a 0-D array."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    floats = sparse.random(200, 4, density=0.3, random_state=0, format="csr")
+    codes = sparse.csr_matrix(rng.integers(0, 300, (200, 3)))
+    for m, kind in ((floats, "continuous"), (codes, "discrete")):
+        ds, dense = mbstat.as_dataset(m), mbstat.as_dataset(m.toarray())
+        assert ds.kinds == dense.kinds and set(ds.kinds) == {kind}
+        np.testing.assert_array_equal(ds.to_frame().to_numpy(), dense.to_frame().to_numpy())
