@@ -374,13 +374,30 @@ def main(argv=None) -> int:
         warnings.showwarning = show
         try:
             if args.command == "demo":
-                return demo(args.rows, args.seed, plot=args.plot)
-            if args.command == "select":
-                return select(args)
-            return vignettes(args)
+                code = demo(args.rows, args.seed, plot=args.plot)
+            elif args.command == "select":
+                code = select(args)
+            else:
+                code = vignettes(args)
+            sys.stdout.flush()  # a reader that stopped early shows here, handled below
+            return code
         except UsageError as exc:
             print(f"mbstat {args.command}: error: {exc}", file=sys.stderr)
             return 2
+        except BrokenPipeError:  # `mbstat select ... | head`: stop quietly, as Unix tools do
+            _discard_stdout()
+            return 1
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so that the interpreter's last flush does
+    not fail again on the closed pipe (the recipe of Python's signal documentation)."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (captured output)
+        pass
 
 
 if __name__ == "__main__":

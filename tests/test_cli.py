@@ -181,3 +181,13 @@ def test_warnings_are_printed_in_the_command_lines_words(csv):
     assert out.returncode == 0, out.stderr
     assert "mbstat select: warning: no frequency threshold bounds" in out.stderr
     assert "UserWarning" not in out.stderr and "cli.py" not in out.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(csv):
+    """`mbstat select ... | head`: the pipe closes before mbstat writes; it stops quietly."""
+    proc = subprocess.Popen([sys.executable, "-m", "mbstat", "select", str(csv), "--target",
+                             "either"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=600) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

@@ -17,7 +17,8 @@ JRSS-B 80:551, section 4.1, with the model fitted once):
 3. The part's p-value is the rank of T0 among the draws,
    ``(#{T_b < T0} + u (1 + #{T_b = T0})) / (B + 1)`` with u uniform: exact
    for a fixed model when x~ has the law of x given z (Candes et al. 2018,
-   Lemma 4.1), ties (a model that ignores x) broken at random.
+   Lemma 4.1), ties (a model that ignores x) broken at random, where fewer than
+   :data:`SEQUENTIAL_EXTREMES` draws are as extreme (see the sequential stop below).
 4. ``repeats`` random splits give J = ``folds * repeats`` p-values, which are
    dependent; the test's p-value is Bonferroni's ``min(1, J min_j p_j)``:
    valid under any dependence when each part's p-value is.
@@ -72,7 +73,9 @@ default XGBoost; ``vignettes/ppi_calibration.py`` for the final figures):
   residuals of the held-out part are permuted, because a tree model remembers
   the x values of its training rows.
 * A part's p-value is randomized (ties and the rank within them), so it can fall
-  below 1/(B + 1): it is uniform under H0, not bounded below.
+  below 1/(B + 1): it is uniform under H0, not bounded below. Ties count as extreme in the
+  sequential stop (the conservative side): a model that ignores x ties every draw, so each
+  part stops after 10 draws with p = 1, and so does the test.
 * The model is refitted per part and per x; where x takes few distinct values
   in a part (categories, 0/1), the part's held-out rows are predicted once per
   value and the B draws read from that table.

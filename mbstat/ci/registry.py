@@ -134,8 +134,8 @@ ASSUMPTIONS = {
     "mc-g2": "exchangeability of x within the strata of z (exact up to Monte Carlo error)",
     "mc-x2": "exchangeability of x within the strata of z (exact up to Monte Carlo error)",
     "fisher_z": "linear relations, Gaussian (or light-tailed) data; n > |z| + 3",
-    "spearman": "monotone relations; ranks of x and y linear in the ranks of z (exact for "
-                "an empty z only: liberal as n grows otherwise)",
+    "spearman": "monotone relations; ranks of x and y linear in the ranks of z (holds its "
+                "level for an empty z only: liberal as n grows otherwise)",
     "normal-scores": "a Gaussian copula (monotone transformations of jointly Gaussian "
                      "variables); few ties",
     "rcot": "numeric data; z's random features absorb E[f(x)|z] and E[f(y)|z]; large n",
