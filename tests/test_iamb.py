@@ -287,6 +287,12 @@ def test_target_as_values_like_scikit_learn(alarm):
         iamb(X, y.iloc[1:].to_numpy())
     with pytest.raises(ValueError, match="index does not match"):
         iamb(X, y.set_axis(y.index + 1))
+    # an array of features has no index: a Series target (say, after train_test_split, its
+    # index shuffled) is matched by position, as scikit-learn does
+    shuffled = alarm.sample(frac=1.0, random_state=0)
+    codes = shuffled.drop(columns="HR").apply(lambda c: c.cat.codes).to_numpy()
+    by_position = iamb(codes, shuffled["HR"])
+    assert by_position.blanket == iamb(codes, shuffled["HR"].reset_index(drop=True)).blanket
 
 
 def test_custom_rule_drives_both_phases():

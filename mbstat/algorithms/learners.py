@@ -181,7 +181,8 @@ def resolve_target(data, target):
                         f"with one value per row of data; got {_describe(target)}")
     if getattr(target, "ndim", 1) != 1:
         raise ValueError(f"target must be 1-D; got {_describe(target)}")
-    if isinstance(data, np.ndarray) and data.ndim == 2:
+    by_position = isinstance(data, np.ndarray)  # an array has no index to align to
+    if by_position and data.ndim == 2:
         data = pd.DataFrame(data, columns=[f"V{j + 1}" for j in range(data.shape[1])])
     if not isinstance(data, pd.DataFrame):
         raise TypeError("a target given as values needs data as a DataFrame or a 2-D array of "
@@ -189,7 +190,7 @@ def resolve_target(data, target):
                         "instead)")
     if len(target) != len(data):
         raise ValueError(f"target has {len(target)} values but data has {len(data)} rows")
-    if isinstance(target, pd.Series) and not target.index.equals(data.index):
+    if isinstance(target, pd.Series) and not by_position and not target.index.equals(data.index):
         if not (data.index.is_unique and target.index.is_unique
                 and target.index.sort_values().equals(data.index.sort_values())):
             raise ValueError("target's index does not match the data's index; align them "
