@@ -520,3 +520,15 @@ def test_data_without_candidates_names_the_cause(learner):
     df = make_parity(4, 100, seed=0)[["X1"]]
     with pytest.raises(ValueError, match="no candidate variables besides the target 'X1'"):
         learner(df, "X1")
+
+
+def test_rgs_without_a_seed_records_the_one_it_drew():
+    """seed=None draws an int seed, recorded and shown in the call, so the run replays."""
+    from mbstat import rgs
+
+    data = make_parity(10, 500, seed=0)
+    first = rgs(data, "X1", m=2, k=50)
+    seed = first.params["seed"]
+    assert isinstance(seed, int) and f"seed = {seed}" in str(first.summary())
+    again = rgs(data, "X1", m=2, k=50, seed=seed)
+    assert again.blanket == first.blanket and again.tests.equals(first.tests)

@@ -24,6 +24,7 @@ from scipy import special
 from .._progress import progress_bar
 from .._validation import check_int, check_number, check_seed
 from ..ci.base import _set_label
+from ..ci.ppi import drawn_seed
 from ..results import MBResult
 from ._common import strongest
 from .iamb import _backward
@@ -567,11 +568,12 @@ def _check_rgs(m=1, k=1000, seed=None, time_budget=None, min_per_cell=1.0,
 
 
 def _rgs_run(run: Run, m, k, seed, time_budget, min_per_cell, progress, start) -> Found:
+    seed = drawn_seed(seed)  # None draws an int, recorded so that the run can be replayed
     rng = check_seed(seed)
     s = _start(run, m, min_per_cell, progress, start)
     deadline = None if time_budget is None else run.start + time_budget
     found = _finish(s, complete=_rgs_search(s, m, k, rng, deadline))
-    found.params["seed"] = seed if seed is None or isinstance(seed, int) else "Generator"
+    found.params["seed"] = seed if isinstance(seed, int) else "Generator"
     return found
 
 
@@ -613,7 +615,8 @@ def rgs(data, target, m=1, k=1000, seed=None, time_budget=None, test="auto", alp
     k : int, default 1000
         Random subsets drawn per round (>= 1); duplicates are tested once.
     seed : None, int or numpy.random.Generator
-        Same seed, same result.
+        Same seed, same result. None draws an int seed, recorded in
+        ``result.params["seed"]`` and shown in the summary's call, so the run can be replayed.
     time_budget : float, optional
         Seconds (>= 0) for the growth phase. When they run out, or on
         KeyboardInterrupt, growth stops (the deadline is checked between the
