@@ -9,8 +9,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
