@@ -26,7 +26,7 @@
 # Goal (issue 16): the calibrated test's Wilson upper bound <= 0.08 in every null
 # scenario, power >= 0.9 in the alternatives.
 #
-# The paper's PPI tests run on 200 nulls per scenario (enough to show rates of 10-57%); the
+# The paper's PPI tests run on 200 nulls per scenario (enough to show rates of 7-47%); the
 # calibrated tests on 1,000 (``--calibrated-nulls``). A test whose level is exactly 0.05 rejects
 # 9 or more of 200 nulls with probability 0.67 (``scipy.stats.binom.sf(8, 200, 0.05)``), and
 # 9 of 200 already has a Wilson upper bound of 0.083: 200 nulls cannot tell an exact test from
