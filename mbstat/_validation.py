@@ -91,6 +91,19 @@ def check_seed(seed):
     return np.random.default_rng(seed)
 
 
+def check_content_seed(seed) -> int:
+    """The integer that, with a test's contents, seeds its permutations (None: 0). A
+    Generator is refused by name: such p-values are functions of the data and this integer,
+    the same in any order of tests, which a shared stream of draws would not be."""
+    import numpy as np
+
+    if isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
+        raise TypeError(f"seed must be an integer >= 0 (a CI test's permutations are seeded by "
+                        f"its columns' contents and this integer, so that its p-value does not "
+                        f"depend on the tests before it); got a {type(seed).__name__}")
+    return 0 if seed is None else check_int("seed", seed, low=0)
+
+
 def check_n_jobs(n_jobs, *, allow_none=False):
     """joblib workers: an int >= 1 or -1 (all CPUs), or None where ``allow_none``."""
     if n_jobs is None and allow_none:

@@ -168,6 +168,8 @@ def test_test_objects_check_their_arguments():
         ContingencyTest(min_per_cell=-1)
     with pytest.raises(TypeError, match="seed must be an integer"):
         ContingencyTest(seed=1.5)
+    with pytest.raises(TypeError, match="seeded by its columns' contents.*got a Generator"):
+        ContingencyTest(seed=np.random.default_rng(0))  # a stream would tie p to test order
     with pytest.raises(ValueError, match="match must be one of"):
         ContingencyTest(match="median")
     with pytest.raises(ValueError, match="B must be >= 2"):  # a variance needs two

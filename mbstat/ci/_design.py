@@ -209,7 +209,7 @@ class PermutableTest(CITest):
     def __init__(self, calibration="asymptotic", B=B_PERMUTATION, seed=None):
         self.calibration = v.check_choice("calibration", calibration, CALIBRATIONS)
         self.B = v.check_int("B", B, low=1)
-        self.seed = 0 if seed is None else v.check_int("seed", seed, low=0)
+        self.seed = v.check_content_seed(seed)
 
     def __repr__(self) -> str:
         own = "".join(f"{k}={getattr(self, k)!r}, " for k in self.own_arguments)

@@ -155,7 +155,7 @@ class ContingencyTest(CITest):
         self.calibration = v.check_choice("calibration", calibration, CALIBRATION_CHOICES)
         default_b = B_PERMUTATION if calibration == "permutation" else B_SEMIPARAMETRIC
         self.B = default_b if B is None else v.check_int("B", B, low=1)
-        self.seed = 0 if seed is None else v.check_int("seed", seed, low=0)
+        self.seed = v.check_content_seed(seed)
         self.match = v.check_choice("match", match, MATCH_CHOICES)
         if match == "mean+variance" and calibration in ("auto", "semiparametric"):
             v.check_int("B", self.B, low=2)  # a variance needs two permutations

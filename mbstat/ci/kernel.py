@@ -99,7 +99,7 @@ class RCoT(CITest):
         self.calibration = v.check_choice("calibration", calibration,
                                           ("asymptotic", "permutation"))
         self.B = v.check_int("B", B, low=1)
-        self.seed = 0 if seed is None else v.check_int("seed", seed, low=0)
+        self.seed = v.check_content_seed(seed)
 
     def __repr__(self) -> str:
         return (f"RCoT(num_f={self.num_f!r}, num_f2={self.num_f2!r}, "
