@@ -91,6 +91,19 @@ def check_seed(seed):
     return np.random.default_rng(seed)
 
 
+def drawn_seed(seed):
+    """The seed a run uses: ``None`` draws a fresh int (so the result can record it and the
+    run be replayed); integers become Python ints (``np.int64(3)`` is recorded as 3, not
+    lost); Generators and SeedSequences are kept."""
+    import numpy as np
+
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        return int(seed)
+    return seed
+
+
 def check_content_seed(seed) -> int:
     """The integer that, with a test's contents, seeds its permutations (None: 0). A
     Generator is refused by name: such p-values are functions of the data and this integer,

@@ -22,9 +22,8 @@ import numpy as np
 from scipy import special
 
 from .._progress import progress_bar
-from .._validation import check_int, check_number, check_seed
+from .._validation import check_int, check_number, check_seed, drawn_seed
 from ..ci.base import _set_label
-from ..ci.ppi import drawn_seed
 from ..results import MBResult
 from ._common import strongest
 from .iamb import _backward

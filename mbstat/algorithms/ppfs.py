@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import check_alpha, check_choice, check_features, check_int
+from .._validation import check_alpha, check_choice, check_features, check_int, drawn_seed
 from ..ci.base import CITester
 from ..ci.crt import CRT_FOLDS, CRTTest
 from ..ci.loco import LOCO_FOLDS, LOCOTest, check_folds
-from ..ci.ppi import (PPITest, check_ppi_args, drawn_seed, encode_target, feature_positions,
+from ..ci.ppi import (PPITest, check_ppi_args, encode_target, feature_positions,
                       labels_as_classes)
 from ..data import Dataset, as_dataset
 from ..results import format_call, make_trace

@@ -93,7 +93,7 @@ from ..models import infer_task, per_sample_loss
 from ._design import column_values, is_discrete
 from .base import NOTES, PERMUTATION, CIBatch, Query, as_matrix, plural, results_table
 from .loco import LOCOEngine, check_folds, deal_folds
-from .ppi import ModelResult, ModelTest, check_ppi_args, drawn_seed, resolve_query
+from .ppi import ModelResult, ModelTest, check_ppi_args, resolve_query
 
 __all__ = ["CRTEngine", "CRTResult", "CRTTest", "cauchy_combination", "crt_test", "rank_pvalue"]
 
@@ -507,7 +507,7 @@ def crt_test(data, x, target, z=(), model="xgboost", folds=CRT_FOLDS, repeats=3,
     check_ppi_args(model, 5, 0.2, task, seed, n_jobs, parallel, device, model_params)
     folds, repeats = check_folds(folds), check_repeats(repeats)
     B = v.check_int("B", B, low=1)
-    seed = drawn_seed(seed)
+    seed = v.drawn_seed(seed)
     ds, t, xs, zs, cats = resolve_query(data, x, target, z, task, na, "crt_test", categorical)
     engine = CRTEngine(ds, t, model=model, folds=folds, repeats=repeats, B=B, task=task,
                        seed=seed, device=device, n_jobs=n_jobs, parallel=parallel,
@@ -538,8 +538,8 @@ class CRTTest(ModelTest):
     engine_class = CRTEngine
     notes = CRT_NOTES
 
-    def __init__(self, model="xgboost", folds=CRT_FOLDS, repeats=3, B=B_DRAWS, task="auto", seed=None,
-                 *, device="auto", n_jobs=1, parallel="auto", model_params=None,
+    def __init__(self, model="xgboost", folds=CRT_FOLDS, repeats=3, B=B_DRAWS, task="auto",
+                 seed=None, *, device="auto", n_jobs=1, parallel="auto", model_params=None,
                  categorical=None):
         check_ppi_args(model, 5, 0.2, task, seed, n_jobs, parallel, device, model_params)
         super().__init__(dict(model=model, folds=check_folds(folds),

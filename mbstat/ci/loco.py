@@ -69,7 +69,7 @@ from .. import _validation as v
 from ..models import encode_features, make_learner, per_sample_loss
 from .base import (ASYMPTOTIC, CIBatch, Query, _set_label, as_matrix, format_pvalue,
                    plural, results_table)
-from .ppi import (ModelResult, ModelTest, _rng, check_ppi_args, drawn_seed, encode_target,
+from .ppi import (ModelResult, ModelTest, _rng, check_ppi_args, encode_target,
                   resolve_query)
 
 __all__ = ["LOCO_XGBOOST", "LOCOEngine", "LOCOResult", "LOCOTest", "loco_test", "t_greater"]
@@ -345,7 +345,7 @@ def loco_test(data, x, target, z=(), model="xgboost", folds=LOCO_FOLDS, task="au
     alpha = v.check_alpha(alpha)
     check_ppi_args(model, 5, 0.2, task, seed, n_jobs, parallel, device, model_params)
     folds = check_folds(folds)
-    seed = drawn_seed(seed)
+    seed = v.drawn_seed(seed)
     ds, t, xs, zs, cats = resolve_query(data, x, target, z, task, na, "loco_test", categorical)
     engine = LOCOEngine(ds, t, model=model, folds=folds, task=task, seed=seed, device=device,
                         n_jobs=n_jobs, parallel=parallel, model_params=model_params,

@@ -61,17 +61,6 @@ def resolve_jobs(n_jobs) -> int:
     return n_jobs
 
 
-def drawn_seed(seed):
-    """The seed a run uses: ``None`` draws a fresh int (so the result can record it and the
-    run be replayed); integers become Python ints (``np.int64(3)`` is recorded as 3, not
-    lost); Generators and SeedSequences are kept."""
-    if seed is None:
-        return int(np.random.SeedSequence().generate_state(1)[0])
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
-        return int(seed)
-    return seed
-
-
 def feature_positions(dataset, categorical, target: int) -> tuple:
     """Positions of the columns named in ``categorical`` (None: none); the target's kind is
     set by ``task=``, so naming it is refused."""
@@ -548,7 +537,7 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=None, test_size=0.2, task
     B = 30 if B is None else B
     alpha = v.check_alpha(alpha)
     check_ppi_args(model, B, test_size, task, seed, n_jobs, parallel, device, model_params)
-    seed = drawn_seed(seed)
+    seed = v.drawn_seed(seed)
     ds, t, xs, zs, cats = resolve_query(data, x, target, z, task, na, "ppi_test", categorical)
     engine = PPIEngine(ds, t, model=model, B=B, test_size=test_size, task=task, seed=seed,
                        device=device, n_jobs=n_jobs, parallel=parallel,
@@ -588,7 +577,7 @@ class ModelTest(CITest):
 
     def __init__(self, settings: dict, seed, categorical):
         # None draws the seed now: ``test.seed`` says how to replay the tests it makes
-        self.settings, self.seed, self.categorical = settings, drawn_seed(seed), categorical
+        self.settings, self.seed, self.categorical = settings, v.drawn_seed(seed), categorical
         self._engines = {}
         self.progress = None  # called with the number of feature sets an engine computed
 
