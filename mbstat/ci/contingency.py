@@ -278,7 +278,10 @@ class ContingencyTest(CITest):
         The tests are permuted in chunks by one compiled call
         (:func:`~mbstat.ci._kernels.permutation_nulls`) and their p-values formed in one
         vectorized pass (:meth:`_p_values`): per test, Python only forms its codes and seed;
-        tests of one column on complete rows not even that (:meth:`_calibrate_columns`)."""
+        tests of one column on complete rows not even that (:meth:`_calibrate_columns`).
+        No row to calibrate (every x or y constant: df 0, p 1 as asymptotic) is no work."""
+        if len(todo) == 0:
+            return None
         ds = tester.dataset
         if ds.partitioned:  # the rows of the strata that need permuting, gathered
             from .counting import partitioned_calibration
