@@ -19,6 +19,9 @@ monotone marginal transformations.
 """
 from __future__ import annotations
 
+import threading
+import weakref
+
 import numpy as np
 from scipy import special, stats
 
@@ -29,6 +32,9 @@ __all__ = ["FIELLER", "NormalScores", "Spearman"]
 
 #: Fieller, Hartley & Pearson's (1957) variance factor of atanh(Spearman's r).
 FIELLER = 1.06
+
+_LOCK = threading.Lock()
+_RANKED = weakref.WeakKeyDictionary()  # dataset -> {normal_scores: ranked Dataset}
 
 
 class _Ranked:
@@ -71,6 +77,9 @@ class Spearman(PermutableTest):
 
     ``calibration``, ``B`` and ``seed``: the normal approximation (default) or
     permutations (:class:`~mbstat.ci._design.PermutableTest`; exact for an empty z).
+
+    The ranks and their correlation matrix are computed once per data set and shared by
+    every test (:mod:`mbstat.ci.moments`): a test costs O(|z|^3) whatever n.
     """
 
     name = "spearman"
@@ -78,9 +87,6 @@ class Spearman(PermutableTest):
     statistic_name = "z"
     kind = "continuous"
     joint_x = False
-    def __init__(self, calibration="asymptotic", B=1000, seed=None):
-        super().__init__(calibration, B, seed)
-        self._cache = (None, None)
 
     def check(self, tester, columns) -> None:
         tester.dataset.require_numeric(columns, self.name)
@@ -91,10 +97,17 @@ class Spearman(PermutableTest):
     variance_factor = FIELLER
 
     def ranks(self, tester):
-        data, ranked = self._cache
-        if data is not tester.dataset:
-            ranked = ranked_dataset(tester.dataset, self.normal_scores)
-            self._cache = (tester.dataset, ranked)
+        """The tester's data ranked (or as normal scores): computed once per data set and
+        kept while it lives, so that every tester of the data set (each ``ci_test`` call,
+        each learner of a search) shares the ranks and their correlation matrix."""
+        ds = tester.dataset
+        with _LOCK:
+            per = _RANKED.get(ds)
+            if per is None:
+                per = _RANKED[ds] = {}
+        ranked = per.get(self.normal_scores)
+        if ranked is None:
+            ranked = per[self.normal_scores] = ranked_dataset(ds, self.normal_scores)
         return ranked
 
     def asymptotic(self, tester, xs, y, z):
