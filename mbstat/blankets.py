@@ -77,6 +77,39 @@ class BlanketCollection(ByTarget):
         """True when X in MB(Y) iff Y in MB(X) for every pair of learned targets."""
         return self.asymmetric_pairs().empty
 
+    def plot(self, ax=None):
+        """The learned network (matplotlib only, no Graphviz); returns the Axes.
+
+        Every learned target is a node, joined to each member of its blanket: a solid edge
+        where the pair agrees (X in MB(Y) and Y in MB(X): with correct blankets the edges
+        of the moral graph), a dashed red arrow Y -> X where only Y's blanket holds X (an
+        :meth:`asymmetric_pairs` row), a dotted edge to a member that was not itself
+        learned (grey node). Kamada-Kawai layout (networkx)."""
+        from .plotting import GraphEdge, draw_graph, network_layout
+
+        names = list(self.results)
+        learned = set(names)
+        nodes = {v: "learned" for v in names}
+        edges, done = [], set()
+        for target, res in self.results.items():
+            for feature in res.selected:
+                if feature not in learned:
+                    nodes.setdefault(feature, "not learned")
+                    edges.append(GraphEdge(target, feature, "one-sided"))
+                elif target in self.results[feature].selected:
+                    if (feature, target) not in done:
+                        done.add((target, feature))
+                        edges.append(GraphEdge(target, feature, "edge"))
+                else:
+                    edges.append(GraphEdge(target, feature, "asymmetric"))
+        agreeing = [(e.a, e.b) for e in edges if e.kind == "edge"]
+        pos = network_layout(list(nodes), [(e.a, e.b) for e in edges])
+        n_asym = sum(e.kind == "asymmetric" for e in edges)
+        return draw_graph(nodes, edges, pos, ax=ax, aspect="auto",
+                          title=f"{self.method}: blankets of {plural(len(names), 'target')}, "
+                                f"{plural(len(agreeing), 'agreeing pair')}, "
+                                f"{plural(n_asym, 'asymmetric pair')}")
+
     def summary(self) -> Summary:
         """One line per target: blanket size, tests and the blanket itself."""
         table = pd.DataFrame(

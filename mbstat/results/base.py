@@ -7,6 +7,7 @@ Results hold what the search found; they run no tests of their own.
 """
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -127,13 +128,27 @@ class Summary:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        parts = [f"<h4>{self.title}</h4>", "<table>"]
-        parts += [f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in self.header]
+        """The same report as HTML (Jupyter's rich display, as statsmodels' summaries): the
+        header as a two-column table, each table as an HTML table with the cells of the text,
+        the footer as lines; every text escaped."""
+        esc = html.escape
+        parts = [f'<div class="mbstat-summary"><h4>{esc(self.title)}</h4>',
+                 '<table class="mbstat-header">']
+        parts += [f'<tr><th style="text-align:left">{esc(str(k))}:</th>'
+                  f'<td style="text-align:left">{esc(str(v))}</td></tr>' for k, v in self.header]
         parts.append("</table>")
         for caption, table in self.tables.items():
-            parts.append(f"<p>{caption}</p>")
-            parts.append(table if isinstance(table, str) else table.to_html())
-        parts += [f"<p>{line}</p>" for line in self.footer]
+            parts.append(f"<p><b>{esc(caption)}</b></p>")
+            if isinstance(table, str):
+                parts.append(f"<pre>{esc(table)}</pre>")
+            elif len(table):
+                parts.append(table.to_html(classes="mbstat-table", border=0))
+            else:
+                parts.append("<p>&nbsp;&nbsp;(none)</p>")
+        if self.footer:
+            parts.append("<hr>")
+            parts += [f"<p>{esc(line)}</p>" for line in self.footer]
+        parts.append("</div>")
         return "\n".join(parts)
 
 
@@ -321,6 +336,14 @@ class SelectionResult:
         """What ``repr`` says after the selection's size."""
         return plural(self.n_tests, "test")
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the summary as HTML (its tables as HTML tables), or the
+        repr for a result without a summary."""
+        summary = getattr(self, "summary", None)
+        if summary is None:
+            return f"<pre>{html.escape(repr(self))}</pre>"
+        return summary()._repr_html_()
+
     def __iter__(self):
         return iter(self.selected)
 
@@ -474,16 +497,101 @@ class MBResult(SelectionResult):
         footer += list(self.notes)
         return Summary(f"Markov blanket: {self.title or self.method}", header, tables, footer)
 
-    def plot(self, kind: str = "pvalues", ax=None):
-        """Plot each candidate's deciding test as -log10 p (``kind="pvalues"``) or the
-        search ``"trace"``. Returns the matplotlib Axes."""
-        from ..plotting import plot_pvalues, plot_trace
-        from .._validation import check_choice
+    def plot(self, kind: str = "pvalues", ax=None, scale: str = "auto"):
+        """Plot the evidence; returns the matplotlib Axes.
 
-        check_choice("kind", kind, ("pvalues", "trace"))
+        Parameters
+        ----------
+        kind : {"pvalues", "trace", "graph"}
+            "pvalues": each candidate's deciding test as -log10 p, members highlighted,
+            alpha as a line. "trace": -log10 p of each step of the search. "graph": the
+            target and its members by role, parents and children on the inner ring and
+            spouses outside joined to the child they share (the collider that their
+            keeping test conditioned on: an arc target -> child <- spouse) where the learner
+            separates them (MBOR, MMMB, HITON-MB), otherwise every member joined to the
+            target; each edge labelled with the deciding p-value of its member (matplotlib
+            only, no Graphviz).
+        ax : matplotlib Axes, optional
+        scale : {"auto", "linear", "symlog"}
+            y axis of "pvalues" and "trace": "auto" turns symmetric-log (linear up to 1,
+            logarithmic above, said on the axis) when one bar passes -log10 p = 20.
+        """
+        from .._validation import check_choice
+        from ..plotting import draw_graph, plot_pvalues, plot_trace
+
+        check_choice("kind", kind, ("pvalues", "trace", "graph"))
+        check_choice("scale", scale, ("auto", "linear", "symlog"))
+        title = f"{self.method}: {self.target}"
         if kind == "trace":
-            return plot_trace(self.trace, self.alpha, ax=ax, title=f"{self.method}: {self.target}")
-        return plot_pvalues(self.pvalues, self.alpha, ax=ax, title=f"{self.method}: {self.target}")
+            return plot_trace(self.trace, self.alpha, ax=ax, title=title, scale=scale)
+        if kind == "graph":
+            nodes, edges, pos = self._graph()
+            return draw_graph(nodes, edges, pos, ax=ax, title=title)
+        return plot_pvalues(self.pvalues, self.alpha, ax=ax, title=title, scale=scale)
+
+    def spouse_links(self) -> dict:
+        """Each spouse's common children with the target: the parents and children in the
+        conditioning set of the test that kept it, less its separating set (the last test
+        that found it independent of the target). Empty mapping for learners that do not
+        separate spouses."""
+        if self.spouses is None:
+            return {}
+        evidence, pc = self.evidence, set(self.parents_children)
+        tests = None
+        links = {}
+        for spouse in self.spouses:
+            given = [v for v in evidence.loc[spouse, "z"].split(", ") if v in pc]
+            if len(given) > 1:
+                tests = self.tests if tests is None else tests
+                pair = (((tests["x"] == spouse) & (tests["y"] == self.target))
+                        | ((tests["x"] == self.target) & (tests["y"] == spouse)))
+                separating = tests.loc[pair & tests["independent"], "z"]
+                if len(separating):
+                    sep = set(separating.iloc[-1].split(", "))
+                    given = [v for v in given if v not in sep] or given
+            links[spouse] = tuple(given)
+        return links
+
+    def _graph(self):
+        """Nodes (name -> role), edges and positions of ``plot(kind="graph")``."""
+        from ..plotting import GraphEdge, radial_layout
+
+        evidence = self.evidence
+        label = {v: _p_label(evidence.loc[v, "log_pvalue"], evidence.loc[v, "skipped"])
+                 for v in self.selected}
+        nodes = {self.target: "target"}
+        edges = []
+        if self.parents_children is None:
+            nodes.update((v, "member") for v in self.selected)
+            edges = [GraphEdge(self.target, v, "edge", label[v]) for v in self.selected]
+            return nodes, edges, radial_layout(self.target, self.selected, {})
+        links = self.spouse_links()
+        colliders = {c for children in links.values() for c in children}
+        nodes.update((v, "parent/child") for v in self.parents_children)
+        nodes.update((v, "spouse") for v in self.spouses)
+        for v in self.parents_children:
+            edges.append(GraphEdge(self.target, v, "arc" if v in colliders else "edge",
+                                   label[v]))
+        for spouse, children in links.items():
+            if children:
+                edges += [GraphEdge(spouse, c, "arc", label[spouse] if i == 0 else "")
+                          for i, c in enumerate(children)]
+            else:
+                edges.append(GraphEdge(self.target, spouse, "blanket", label[spouse]))
+        return nodes, edges, radial_layout(self.target, self.parents_children, links)
+
+
+def _p_label(log_pvalue: float, skipped: bool = False) -> str:
+    """An edge label: the p-value from its natural log, its magnitude where it underflows."""
+    if skipped:
+        return "skipped"
+    if not np.isfinite(log_pvalue):
+        return "" if np.isnan(log_pvalue) else "p = 0"
+    l10 = log_pvalue / math.log(10)
+    if l10 >= -4:
+        return f"p = {10 ** l10:.2g}"
+    exponent = math.floor(l10)
+    return f"p = {10 ** (l10 - exponent):.1f}e{exponent}"
 
 
 TRACE_COLUMNS = ["phase", "action", "feature", "statistic", "pvalue", "log_pvalue"]

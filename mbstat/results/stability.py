@@ -273,6 +273,10 @@ class ByTarget:
     def __len__(self) -> int:
         return len(self.results)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the summary as HTML."""
+        return self.summary()._repr_html_()
+
 
 @dataclass(frozen=True, eq=False)
 class ArcStrengths(ByTarget):
@@ -366,15 +370,46 @@ class ArcStrengths(ByTarget):
         return Summary(f"Markov blanket arc strengths: {self.method}", header,
                        {caption: out}, footer)
 
-    def plot(self, ax=None, kind: str = "and"):
-        """Heat map of the pairs' strengths: ``kind="and"`` (both in the other's blanket,
-        symmetric) or ``"directed"`` (:attr:`matrix` over the targets: row target, column
-        feature, the frequency of the feature in the target's blanket). Returns the Axes."""
-        from .._validation import check_choice
-        from ..plotting import plot_heatmap
+    def plot(self, ax=None, kind: str = "and", threshold: float = 0.5,
+             min_strength: float = 0.1):
+        """Plot the pairs' strengths; returns the Axes.
 
-        check_choice("kind", kind, ("and", "directed"))
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        kind : {"and", "directed", "graph"}
+            "and": heat map of the strengths (both in the other's blanket, symmetric);
+            "directed": heat map of :attr:`matrix` over the targets (row target, column
+            feature, the frequency of the feature in the target's blanket); "graph": the
+            network of the targets as bnlearn's ``strength.plot`` draws it, each pair of
+            strength >= ``min_strength`` an edge of width proportional to its strength,
+            solid at >= ``threshold`` (the averaged network, :meth:`averaged`) and dashed
+            below (matplotlib only, no Graphviz).
+        threshold, min_strength : float
+            For "graph": the strength of a solid edge, and the least strength drawn.
+        """
+        from .._validation import check_choice, check_number
+        from ..plotting import GraphEdge, draw_graph, network_layout, plot_heatmap
+
+        check_choice("kind", kind, ("and", "directed", "graph"))
         names = list(self.results)
+        first = next(iter(self.results.values()))
+        title = f"{self.method}: arc strengths, R = {first.R} {first.resample}s"
+        if kind == "graph":
+            threshold = check_number("threshold", threshold, low=0.0, high=1.0, closed="right")
+            min_strength = check_number("min_strength", min_strength, low=0.0, high=1.0,
+                                        closed="right")
+            table = self.strength
+            table = table[table["strength"] >= min_strength]
+            edges = [GraphEdge(a, b, "strong" if s >= threshold else "weak", "",
+                               0.4 + 3.6 * s)
+                     for a, b, s in zip(table["from"], table["to"], table["strength"])]
+            strong = [(e.a, e.b) for e in edges if e.kind == "strong"]
+            pos = network_layout(names, strong or [(e.a, e.b) for e in edges])
+            ax = draw_graph({v: "learned" for v in names}, edges, pos, ax=ax, aspect="auto",
+                            title=f"{title}\nline width proportional to strength "
+                                  f"(AND rule); solid >= {threshold:g}")
+            return ax
         if kind == "directed":
             frame = self.matrix.loc[:, names]
             label = "frequency of feature in MB(target)"
@@ -385,10 +420,7 @@ class ArcStrengths(ByTarget):
             for a, b, s in zip(table["from"], table["to"], table["strength"]):
                 frame.loc[a, b] = frame.loc[b, a] = s
             label = "strength (both in the other's blanket)"
-        first = next(iter(self.results.values()))
-        return plot_heatmap(frame, ax=ax, label=label,
-                            title=f"{self.method}: arc strengths, R = {first.R} "
-                                  f"{first.resample}s")
+        return plot_heatmap(frame, ax=ax, label=label, title=title)
 
 
 def strength_table(results) -> pd.DataFrame:
