@@ -71,7 +71,8 @@ def standardize(values: np.ndarray):
     """Centred, unit-norm columns of ``values`` (n, p) and their facts.
 
     Returns ``(u, unit, floor, mean, css)``: ``u`` (n, p) the deviations from the mean
-    (two passes) over the square root of their sum of squares ``css`` (0 for a constant
+    (the values less their mean, less the mean of those deviations: the mean of 1e8 +
+    1e-5 s is rounded to 1.5e-8, a thousandth of the signal) over the square root of their sum of squares ``css`` (0 for a constant
     column, whose range is 0, and for a column with missing values); ``unit`` 1.0 for the
     others; ``floor`` the flat threshold of each column in correlation units
     (``TAU**2 + ROUND**2 * raw_ss / css``, inf for a constant).
@@ -80,9 +81,10 @@ def standardize(values: np.ndarray):
     n, p = values.shape
     with np.errstate(invalid="ignore"):
         mean = values.mean(axis=0) if n else np.zeros(p)
-        dev = values - mean
-        mean = mean + (dev.mean(axis=0) if n else 0.0)
-        dev = values - mean
+        dev = values - mean  # exact near the mean (Sterbenz), the signal's digits kept
+        shift = dev.mean(axis=0) if n else np.zeros(p)
+        dev -= shift  # the mean itself is rounded to its magnitude's ulp: centre again
+        mean = mean + shift
         css = np.einsum("ij,ij->j", dev, dev)
         const = (values.max(axis=0, initial=-np.inf) == values.min(axis=0, initial=np.inf)) \
             if n else np.ones(p, dtype=bool)
@@ -343,9 +345,9 @@ def _numeric_rows(part, cols, lookup):
 
 
 def _partition_factors(part, groups, lookup):
-    """Per group of columns: (rows, means, R factor of the centred block, minimum, maximum)
-    over the partition's rows complete in the group's columns (two-pass means; QR so that
-    no sum of squares forms)."""
+    """Per group of columns: (rows, means as (hi, lo), R factor of the centred block,
+    minimum, maximum) over the partition's rows complete in the group's columns (QR, so
+    that no sum of squares forms)."""
     miss = part["missing"]
     out = []
     for cols in groups:
@@ -355,29 +357,35 @@ def _partition_factors(part, groups, lookup):
         n = block.shape[0]
         if n == 0:
             c = len(cols)
-            out.append((0, np.zeros(c), np.zeros((0, c)), np.full(c, np.inf),
+            out.append((0, (np.zeros(c), np.zeros(c)), np.zeros((0, c)), np.full(c, np.inf),
                         np.full(c, -np.inf)))
             continue
-        mean = block.mean(axis=0)
-        mean = mean + (block - mean).mean(axis=0)
-        factor = np.linalg.qr(block - mean, mode="r")
-        out.append((n, mean, factor, block.min(axis=0), block.max(axis=0)))
+        hi = block.mean(axis=0)
+        dev = block - hi
+        lo = dev.mean(axis=0)  # the mean is (hi + lo): hi rounded to its ulp, lo the rest
+        factor = np.linalg.qr(dev - lo, mode="r")
+        out.append((n, (hi, lo), factor, block.min(axis=0), block.max(axis=0)))
     return out
 
 
 def merge_factors(pieces):
     """The rows, means, square-root factor R of the centred cross-products (R'R) and the
     ranges of all the rows from those of the partitions: the factors stacked with
-    sqrt(n_p) (mean_p - mean) and reduced by one QR."""
+    sqrt(n_p) (mean_p - mean) and reduced by one QR. Each partition's mean comes as
+    (hi, lo), hi rounded and lo the mean of the deviations from it; the differences of
+    means are taken from the first partition's hi (exact), so that columns far from 0
+    keep the digits of their signal."""
+    pieces = [pc for pc in pieces if pc[0]] or pieces[:1]
     n = np.array([pc[0] for pc in pieces], dtype=np.float64)
     total = n.sum()
-    means = np.array([pc[1] for pc in pieces])
-    mean = (n[:, None] * means).sum(axis=0) / max(total, 1.0)
-    stacked = [pc[2] for pc in pieces if pc[0]] + [np.sqrt(n[:, None]) * (means - mean)]
+    ref = pieces[0][1][0]
+    diffs = np.array([(pc[1][0] - ref) + pc[1][1] for pc in pieces])  # mean_p - ref
+    shift = (n[:, None] * diffs).sum(axis=0) / max(total, 1.0)
+    stacked = [pc[2] for pc in pieces] + [np.sqrt(n[:, None]) * (diffs - shift)]
     factor = np.linalg.qr(np.vstack(stacked), mode="r")
     lo = np.min([pc[3] for pc in pieces], axis=0)
     hi = np.max([pc[4] for pc in pieces], axis=0)
-    return total, mean, factor, lo, hi
+    return total, ref + shift, factor, lo, hi
 
 
 def _standardized_factor(total, mean, factor, lo, hi):
