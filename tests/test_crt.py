@@ -359,3 +359,154 @@ def test_xgboost_on_the_gpu(test):
         res = {d: test(df, "x", "y", ["z"], seed=0, device=d) for d in ("cuda", "cpu")}
         assert res["cuda"].device.startswith("cuda") and res["cpu"].device == "cpu"
         assert all((r.pvalue <= bound) == (effect > 0) for r in res.values())
+
+
+# ------------------------------------------- issue 27: cheaper draws, early stop, labels
+def test_sequential_pvalue_by_hand():
+    """The part p-value with the early stop (crt.sequential_pvalue): 1 / (early + 1) when none
+    of the first ``early`` draws is as extreme as the data; else the Besag-Clifford or rank
+    p-value plus 1 / (early + 1); without the early stop, those alone."""
+    from mbstat.ci.crt import SEQUENTIAL_EXTREMES, early_draws, sequential_pvalue
+
+    assert SEQUENTIAL_EXTREMES == 10
+    assert early_draws(0.05, 6) == 239 and early_draws(0.01, 6) == 1199
+    assert early_draws(0.05, 2) == 79
+    null = np.arange(2.0, 12.0)  # every draw's loss above the data's 1.0
+    assert sequential_pvalue(1.0, null, 0.3, early=4) == pytest.approx(1 / 5)
+    # one draw as extreme within the first 4: the rank p-value (1 + (1 - u)) / 11 + 1/5
+    null[2] = 0.5
+    assert sequential_pvalue(1.0, null, 0.3, early=4) == pytest.approx((1 + 0.7) / 11 + 0.2)
+    assert sequential_pvalue(1.0, null, 0.3, early=0) == pytest.approx((1 + 0.7) / 11)
+    # the 10th extreme draw is the 20th draw: Besag & Clifford's 10 / 20 (+ 1/5)
+    null = np.full(30, 5.0)
+    null[1:20:2] = 0.5
+    assert sequential_pvalue(1.0, null, 0.3, early=0) == pytest.approx(10 / 20)
+    assert sequential_pvalue(1.0, null, 0.3, early=4) == pytest.approx(10 / 20 + 1 / 5)
+    # ties count as extreme (a model that ignores x never stops early)
+    assert sequential_pvalue(1.0, np.full(30, 1.0), 0.3, early=4) == pytest.approx(1.0)
+
+
+def test_sequential_pvalue_is_valid_under_exchangeability():
+    """Under H0 the data's loss and the draws' are exchangeable: P(p <= t) <= t at every t
+    (the early stop happens with probability exactly 1 / (early + 1)); checked on 20,000
+    exchangeable samples against the binomial's 99.9% bound."""
+    from mbstat.ci.crt import sequential_pvalue
+
+    rng = np.random.default_rng(1)
+    early, B, reps = 19, 199, 20_000
+    sample = rng.normal(size=(reps, B + 1))
+    u = rng.random(reps)
+    p = np.array([sequential_pvalue(v[0], v[1:], w, early) for v, w in zip(sample, u)])
+    stopped = np.mean(np.isclose(p, 1 / (early + 1), rtol=1e-12, atol=0))
+    assert stopped == pytest.approx(1 / (early + 1), abs=4 * np.sqrt(0.05 * 0.95 / reps))
+    for t in (0.05, 0.06, 0.1, 0.2, 0.5):
+        k = int(np.sum(p <= t))
+        assert k <= stats.binom.ppf(0.999, reps, t), (t, k / reps)
+
+
+def test_shuffled_predictions_equal_predicting_the_shuffled_rows():
+    """Given a discrete (or empty) z, a shuffle of x within the strata of z gives row i the
+    model's prediction of the row whose x it takes (z is equal within a stratum): the
+    draws' losses computed by shuffling the predictions equal scikit-learn's log-loss of the
+    shuffled rows predicted again."""
+    from mbstat.ci.crt import _shuffle_chunk, _strata_order
+
+    rng = np.random.default_rng(4)
+    n = 300
+    z = rng.integers(0, 3, size=n)
+    x = 0.5 * z + rng.normal(size=n)  # continuous x: many values, not tabulated
+    y = (rng.random(n) < 1 / (1 + np.exp(-(z - 1 + x)))).astype(int)
+    ds = as_dataset(pd.DataFrame({"x": x, "z": pd.Categorical(z), "y": y}))
+    eng = CRTEngine(ds, 2, model=LOGIT, folds=2, repeats=1, B=7, seed=3)
+    cols = np.concatenate([eng.groups[0], eng.groups[1]])
+    X = np.ascontiguousarray(eng.X[:, cols])
+    xpos = np.flatnonzero(np.isin(cols, eng.groups[0]))
+    test, train = np.flatnonzero(eng.parts[0] == 0), np.flatnonzero(eng.parts[0] != 0)
+    fitted = eng.learner.fit(X[train], eng.labels[train], 1, None)
+    strata = eng._levels((1,))[1][test]
+    values = X[test][:, xpos]
+    observed, null = eng._losses(fitted, X[test], xpos, eng.y[test], (values, strata), 5)
+    which = _shuffle_chunk(*_strata_order(strata), 5, 0, 7)  # the draws it made
+    assert (strata[which] == strata[None, :]).all()
+    yt = eng.y[test]
+    assert observed == pytest.approx(log_loss(yt, fitted.predict_proba(X[test]),
+                                              labels=[0, 1], normalize=False), rel=1e-9)
+    for b in range(7):
+        Xb = X[test].copy()
+        Xb[:, xpos] = values[which[b]]
+        assert null[b] == pytest.approx(log_loss(yt, fitted.predict_proba(Xb), labels=[0, 1],
+                                                 normalize=False), rel=1e-9)
+
+
+def test_draws_are_shared_by_every_x_given_the_same_z():
+    """One set of draws per conditioning set: two copies of a null column, tested given the
+    same z, get the same draws and so the same part p-values up to the tie-breaking uniform
+    of the rank p-value (at most 1 / (B + 1)); a strong column stops early in every part:
+    p = 6 / 240 at alpha 0.05."""
+    rng = np.random.default_rng(6)
+    n = 400
+    df = pd.DataFrame({"x": rng.normal(size=n), "w": rng.normal(size=n)})
+    df["copy"] = df["x"]
+    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-3 * df["w"]))).astype(int)
+    ds = as_dataset(df)
+    eng = CRTEngine(ds, 3, model=LOGIT, seed=2)
+    (a, b, strong) = eng.test_many([(0,), (2,), (1,)], ())
+    np.testing.assert_allclose(a[4], b[4], rtol=0, atol=1 / 1001)
+    assert eng.early == 239
+    np.testing.assert_allclose(strong[4], 1 / 240)
+    assert strong[1] == pytest.approx(6 / 240)
+    # at alpha 0.01 the early stop needs 1,199 draws, more than B = 1000: none
+    eng.set_level(0.01)
+    assert eng.early == 0
+    assert eng.test_many([(1,)], ())[0][1] < 0.01
+
+
+def test_level_with_the_early_stop_wilson():
+    """The early stop active (B = 300 > 79 draws for 2 parts at alpha 0.05): the rejection
+    rate of 80 nulls (x depends on z, linear sampler) has a Wilson interval reaching 0.05."""
+    k, n = _rejections([(s, issue_data(700 + s, n=300)) for s in range(80)],
+                       model=LOGIT, repeats=1, B=300)
+    lo, hi = proportion_confint(k, n, method="wilson")
+    assert lo <= 0.05, (k, n)
+
+
+def test_ppfs_summary_names_the_crt_from_the_test_object():
+    from mbstat.ci.crt import CRTTest
+
+    df = issue_data(3, n=300, effect=2.0)
+    res = mbstat.ppfs(df, "y", test="crt", model=LOGIT, K=0, B=99, seed=1)
+    text = str(res.summary())
+    test = CRTTest(model=LOGIT, B=99)
+    assert f"holdout randomization tests ({test.settings_text()}" in text
+    assert "3 splits into 2 parts each, up to 99 draws of x given z per part" in text
+    assert "LOCO" not in text and test.increase_note in text
+    assert res.test_label == CRTTest.label
+
+
+@pytest.mark.parametrize("model", ["xgboost", "tree"])
+def test_tree_models_read_the_draws_from_their_split_intervals(model, monkeypatch):
+    """A tree model's prediction moves only when x crosses one of its split points: the
+    draws' losses read from one prediction per interval equal those of predicting every
+    drawn row (the same draws, the table switched off), for XGBoost (x < t goes left) and a
+    scikit-learn tree (x <= t)."""
+    import mbstat.ci.crt as crt
+
+    df = issue_data(8, n=400, task="regression", effect=1.0)
+    ds = as_dataset(df)
+    eng = CRTEngine(ds, 2, model=model, folds=2, repeats=1, B=300, seed=3,
+                    model_params={"n_estimators": 30} if model == "xgboost" else None)
+    cols = np.concatenate([eng.groups[0], eng.groups[1]])
+    X = np.ascontiguousarray(eng.X[:, cols])
+    xpos = np.flatnonzero(np.isin(cols, eng.groups[0]))
+    test, train = np.flatnonzero(eng.parts[0] == 0), np.flatnonzero(eng.parts[0] != 0)
+    fitted = eng.learner.fit(X[train], eng.labels[train], 1, None)
+    points, _ = crt._split_points(eng.learner, fitted, int(xpos[0]))
+    assert 1 < len(points) < 300
+    drawn = eng._sampler((0,), (1,), X[:, xpos])(test, 300, np.random.default_rng(0))
+    assert len(drawn) == 3  # the linear sampler: fitted + shuffled residuals
+    args = (eng.learner, eng.task, 300, fitted, X[test], xpos, eng.y[test], drawn, 9)
+    fast = crt._held_out_losses(*args)
+    monkeypatch.setattr(crt, "_INTERVALS", 0)
+    slow = crt._held_out_losses(*args)
+    assert fast[0] == slow[0] and len(fast[1]) == len(slow[1]) == 300
+    np.testing.assert_allclose(fast[1], slow[1], rtol=1e-9)

@@ -199,7 +199,8 @@ ALARM_CANDIDATES = ["HRBP", "HRSAT", "HREKG", "CO", "CATECHOL", "BP", "TPR", "PV
 
 @pytest.fixture(scope="module")
 def alarm_run():
-    return mbstat.ppfs(alarm(), "HR", K=2, folds=3, seed=4, candidates=ALARM_CANDIDATES)
+    return mbstat.ppfs(alarm(), "HR", test="loco", K=2, folds=3, seed=4,
+                       candidates=ALARM_CANDIDATES)
 
 
 def test_ppfs_defaults_to_the_calibrated_test(alarm_run):
@@ -226,7 +227,7 @@ def test_ppfs_with_the_paper_test_says_its_p_values_are_not_calibrated():
     assert "not calibrated" in str(ppi_test(alarm().iloc[:300], "HRBP", "HR", model="tree",
                                             B=5, seed=0))
     with pytest.raises(TypeError, match="pass test='ppi'"):
-        mbstat.ppfs(alarm(), "HR", B=10)
+        mbstat.ppfs(alarm(), "HR", test="loco", B=10)
     with pytest.raises(ValueError, match="test must be one of"):
         mbstat.ppfs(alarm(), "HR", test="cpi")
     with pytest.raises(ValueError, match="folds must be >= 2"):

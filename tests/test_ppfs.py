@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mbstat.algorithms.ppfs import _aggregate, ppfs, search
+from mbstat.algorithms.ppfs import _aggregate, _vote, ppfs, search
 from mbstat.bn import BayesianNetwork, random_dag
 from mbstat.ci import CITester
 from mbstat.models import xgboost_cuda_available
@@ -96,10 +96,15 @@ def test_aggregation_drops_a_rare_false_positive():
     df = regression_frame(10)
     single = ppfs(df, "y", test="ppi", B=10, K=0, model_params=SMALL_XGB, seed=10)
     assert set(single.selected) == {"x0", "x1", "x2", "x15", "x18"}
-    res = ppfs(df, "y", test="ppi", B=10, K=5, model_params=SMALL_XGB, seed=10, n_jobs=2)
+    res = ppfs(df, "y", test="ppi", B=10, K=5, model_params=SMALL_XGB, seed=10, n_jobs=2,
+               merge="paper")
     assert set(res.selected) == {"x0", "x1", "x2"}
     assert len(res.fold_blankets) == 5 and res.zscores.loc[res.chosen_fold] == 5
     assert res.frequency[["x0", "x1", "x2"]].tolist() == [5, 5, 5]
+    vote = ppfs(df, "y", test="ppi", B=10, K=5, model_params=SMALL_XGB, seed=10, n_jobs=2)
+    assert vote.fold_blankets == res.fold_blankets and vote.chosen_fold is None
+    assert set(vote.selected) == {f for f, c in res.frequency.items() if c >= 3}
+    assert vote.importance.loc[list(vote.selected), "folds"].min() >= 3 and vote.votes == 3
 
 
 def test_mixed_categorical_and_continuous_features():
@@ -120,7 +125,8 @@ def test_mixed_categorical_and_continuous_features():
 def wdbc_result():
     from mbstat.datasets import load_wdbc
 
-    return ppfs(load_wdbc(), "class", test="ppi", B=5, K=3, model="tree", seed=0)
+    return ppfs(load_wdbc(), "class", test="ppi", B=5, K=3, model="tree", seed=0,
+                merge="paper")
 
 
 def test_result_object(wdbc_result):
@@ -134,7 +140,8 @@ def test_result_object(wdbc_result):
         res.params["alpha"] = 0.1
     imp = res.importance
     assert imp.index.name == "feature" and len(imp) == 30
-    assert list(imp.columns) == ["grow", "shrink", "pvalue", "increase", "selected"]
+    assert list(imp.columns) == ["grow", "shrink", "pvalue", "increase", "folds",
+                                 "selected"]
     assert set(imp.index[imp["selected"]]) == set(res.selected)
     assert imp["selected"].iloc[:len(res.selected)].all()  # selected first
     assert (imp.loc[list(res.selected), "pvalue"] <= 0.05).all()
@@ -147,13 +154,80 @@ def test_result_object(wdbc_result):
     assert res.n_fits >= 3 * 30 * 5 and res.device == "cpu"
     text = str(res.summary())
     for part in ("predictive permutation feature selection", 'target = "class"',
-                 "Aggregation:  3 folds; blanket of fold", "Fold blankets (Eqs. 6-8):",
+                 "Aggregation:  3 folds; blanket of fold", "the paper's Eqs. 6-8",
+                 "Fold blankets (z: the paper's Eqs. 6-8):",
+                 "PPI tests (5 splits each, test size 0.2",
                  "Signif. codes", "decision tree (fully grown) on cpu"):
         assert part in text
     for kind in ("importance", "folds"):
         assert isinstance(res.plot(kind=kind), matplotlib.axes.Axes)
     with pytest.raises(ValueError, match="kind must be one of"):
         res.plot(kind="trace")
+
+
+def test_vote_by_hand():
+    """The vote keeps the features in at least m fold blankets; its importance columns are
+    the medians over the folds (a shrink score over the folds that ran a shrink test)."""
+    cands = ["a", "b", "c", "d"]
+
+    def fold(grow, shrink, blanket):
+        imp = pd.DataFrame({"grow": grow, "shrink": shrink, "pvalue": np.exp(-np.array(grow)),
+                            "increase": [0.1, 0.2, 0.3, 0.4],
+                            "selected": [c in blanket for c in cands]},
+                           index=pd.Index(cands, name="feature"))
+        return {"importance": imp, "blanket": blanket}
+
+    folds = [fold([5, 4, 1, 0.5], [6, 3, np.nan, np.nan], ["a", "b"]),
+             fold([7, 2, 4, 0.1], [8, np.nan, 0.5, np.nan], ["a"]),
+             fold([6, 5, 3, 0.2], [7, 4, 4, np.nan], ["a", "b", "c"])]
+    counts = pd.Series([3, 2, 1, 0], index=cands)
+    imp, selected = _vote(folds, cands, counts, 2)
+    assert selected == ("a", "b")
+    assert imp.loc["a", "grow"] == 6 and imp.loc["a", "shrink"] == 7
+    assert imp.loc["b", "shrink"] == 3.5 and imp.loc["c", "shrink"] == 2.25
+    assert np.isnan(imp.loc["d", "shrink"]) and imp.loc["d", "grow"] == 0.2
+    assert list(imp.index) == ["a", "b", "c", "d"]
+    assert _vote(folds, cands, counts, 3)[1] == ("a",)
+
+
+def test_merge_option_is_checked_and_reported():
+    df = regression_frame(4, n=300)
+    kw = dict(test="ppi", B=5, K=4, model="tree", seed=2)
+    vote = ppfs(df, "y", **kw)
+    assert vote.merge == "vote" and vote.votes == 3 and vote.chosen_fold is None
+    text = str(vote.summary())
+    assert "majority vote: the features in at least 3 of the 4 fold blankets" in text
+    assert "E[false members] <= 1.33 x one fold's" in text
+    assert all(f"{vote.frequency[f]}/4" in text for f in vote.selected)
+    share = ppfs(df, "y", merge=0.25, **kw)
+    assert share.votes == 1
+    assert set(share.selected) == set().union(*map(set, share.fold_blankets))
+    assert set(vote.selected) <= set(share.selected)
+    assert vote.pvalues.index.equals(vote.importance.index)
+    with pytest.raises(ValueError, match="merge must be one of"):
+        ppfs(df, "y", merge="union", **kw)
+    with pytest.raises(ValueError, match="merge must be in"):
+        ppfs(df, "y", merge=0.0, **kw)
+    with pytest.raises(TypeError, match="merge must be"):
+        ppfs(df, "y", merge=True, **kw)
+
+
+@pytest.mark.parametrize("test", ["crt", "loco", "ppi"])
+def test_reports_name_the_test_from_the_test_object(test):
+    """summary() names the test and its settings as the test object does (issue 27)."""
+    from mbstat.ci import CRTTest, LOCOTest, PPITest
+
+    df = regression_frame(6, n=200)
+    res = ppfs(df, "y", test=test, model="tree", K=0, seed=1, candidates=["x0", "x5"],
+               **({"B": 99} if test == "crt" else {"B": 5} if test == "ppi" else {}))
+    cls = {"crt": CRTTest, "loco": LOCOTest, "ppi": PPITest}[test]
+    made = cls(model="tree", **({"B": 99} if test == "crt" else {"B": 5} if test == "ppi"
+                                else {}))
+    text = str(res.summary())
+    assert f"{made.label}s ({made.settings_text()}, alpha = 0.05)" in text
+    assert made.increase_note in text
+    others = {"crt": "holdout randomization", "loco": "LOCO", "ppi": "PPI test"}
+    assert not any(others[t] in text for t in others if t != test)
 
 
 def test_same_seed_same_result_whatever_the_workers():

@@ -160,7 +160,8 @@ def results(asia):
     return {
         "iamb": mbstat.iamb(asia, "dysp"),
         "mbor": mbstat.mbor(asia, "dysp"),
-        "ppfs": mbstat.ppfs(_regression(), "y", test="ppi", B=8, K=3, model="tree", seed=0),
+        "ppfs": mbstat.ppfs(_regression(), "y", test="ppi", B=8, K=3, model="tree", seed=0,
+                            merge="paper"),
         "fsdms": fs,
         "wfsdms": mbstat.wfsdms(asia, "dysp", cv=3, seed=0, ranking=fs),
     }

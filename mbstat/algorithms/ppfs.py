@@ -1,13 +1,15 @@
 """PPFS: predictive permutation feature selection (Hassan et al., Algorithm 2)."""
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import check_alpha, check_choice, check_features, check_int, drawn_seed
+from .._validation import (check_alpha, check_choice, check_features, check_int, check_number,
+                           drawn_seed)
 from ..ci.base import CITester
 from ..ci.crt import CRT_FOLDS, CRTTest
 from ..ci.loco import LOCO_FOLDS, LOCOTest, check_folds
@@ -27,8 +29,8 @@ PPFS = Learner("ppfs", "model", "predictive permutation feature selection (PPFS)
 
 @PPFS.front_end
 def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, seed=None, *,
-         test="loco", folds=None, test_size=None, task="auto", device="auto", parallel="auto",
-         model_params=None, categorical=None, candidates=None, na="raise",
+         test="crt", merge="vote", folds=None, test_size=None, task="auto", device="auto",
+         parallel="auto", model_params=None, categorical=None, candidates=None, na="raise",
          progress=None) -> PPFSResult:
     """Predictive permutation feature selection with Markov-blanket aggregation.
 
@@ -36,9 +38,10 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     target given the empty set with the model-based test ``test`` and keeps those with
     p <= alpha; they are ordered by increasing importance log(1/p); the
     improved shrink tests each in turn given the rest of the current blanket
-    and removes it when p > alpha, without restarting. With K >= 2 the
-    blanket of the fold with the highest z-score (Eqs. 6-8: the mean, over
-    its members, of how many fold blankets contain them) is returned.
+    and removes it when p > alpha, without restarting. With K >= 2 the fold
+    blankets are merged (``merge``): by default a feature is kept when a majority
+    of the fold blankets hold it; ``merge="paper"`` returns the blanket of the
+    fold with the highest z-score (Eqs. 6-8).
 
     Parameters
     ----------
@@ -69,15 +72,33 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         Folds, splits, permutations and model seeds; same seed, same result
         (whatever ``n_jobs``). None draws a seed, recorded in ``result.seed`` and
         printed by ``summary()``, so that any run can be replayed.
-    test : {"loco", "crt", "ppi"}
-        "loco" (default): the calibrated cross-fitted leave-covariate-out test
-        (:func:`mbstat.ci.loco.loco_test`). "crt": the calibrated holdout
-        conditional randomization test (:func:`mbstat.ci.crt.crt_test`; more power,
-        slower where x given z needs a model).
+    test : {"crt", "loco", "ppi"}
+        "crt" (default): the calibrated holdout conditional randomization test
+        (:func:`mbstat.ci.crt.crt_test`): exact given the law of x given z, the
+        most powerful of the three on ``vignettes/ppi_calibration.py`` (power 1.00
+        against LOCO's 0.58 there). Its cost here is about LOCO's: the models of a
+        shrink phase serve every member they test, the draws of x given z are made once per
+        conditioning set and serve every candidate (growth: one set of shuffles for
+        all), a shuffle of x given a discrete or empty z shuffles the model's
+        predictions instead of predicting again, and a test stops drawing once ten
+        draws are as extreme as the data (Besag & Clifford 1991).
+        "loco": the calibrated cross-fitted leave-covariate-out test
+        (:func:`mbstat.ci.loco.loco_test`), less power.
         "ppi": the paper's predictive permutation test (Algorithm 1), to
         reproduce the paper; its p-values are not calibrated (true nulls where
         x depends on z are rejected in 14-47% of data sets at alpha = 0.05,
         B = 10-100; ``vignettes/ppi_calibration.py``).
+    merge : {"vote", "paper"} or float in (0, 1]
+        How the K fold blankets (K >= 2) make one. "vote" (default): the features in
+        more than half of the fold blankets (at least m = K // 2 + 1 of K). Its guarantee,
+        whatever the dependence between the folds (Markov's inequality on the count of
+        folds holding a feature): the expected number of false members is at most K / m
+        times the mean number in one fold blanket (5/3 at K = 5), and the expected number
+        of missed members at most K / (K - m + 1) times one fold's (5/3). A float pi:
+        the features in at least ceil(pi K) folds (the same bounds with that m).
+        "paper": the fold blanket with the highest z-score (Eqs. 6-8), as Algorithm 2;
+        it bounds the false members only by K times one fold's (the chosen fold depends
+        on the data) and drops members that most folds found.
     folds : int, optional
         Parts of each LOCO test (default 5) or of each split of a CRT test (default 2).
     task : {"auto", "classification", "regression"}
@@ -100,8 +121,9 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     Returns
     -------
     PPFSResult
-        ``selected`` (the blanket, most important first), ``importance``,
-        ``fold_blankets``, ``frequency``, ``zscores``, ``chosen_fold``, the
+        ``selected`` (the blanket, most important first), ``importance`` (with
+        ``folds``: how many fold blankets hold each candidate), ``fold_blankets``,
+        ``frequency``, ``zscores``, ``chosen_fold`` (``merge="paper"``), the
         ``tests`` log and ``trace``; ``summary()`` and ``plot()``.
 
     Notes
@@ -119,10 +141,14 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     grandparent of the target) tends to be kept (``test="ppi"``; the LOCO test
     compares models with and without the feature, so it has no such bias).
     The aggregation (K >= 2) removes rare false positives.
+
+    References: Hassan, Paik, Khare & Hassan (2021), PPFS, Algorithm 2 and Eqs. 5-8;
+    the vote's bound is Markov's inequality on a count of K indicators.
     """
     start = time.perf_counter()
     alpha = check_alpha(alpha)
     check_choice("test", test, ("crt", "loco", "ppi"))
+    merge = _check_merge(merge)
     if test != "ppi" and (test_size is not None or (test == "loco" and B is not None)):
         given = " and ".join(n for n, a in (("B", B if test == "loco" else None),
                                             ("test_size", test_size)) if a is not None)
@@ -189,9 +215,6 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
 
     blankets = tuple(tuple(f["blanket"]) for f in folds)
     frequency, zscores = _aggregate(blankets, labels)
-    chosen = int(np.argmax(zscores.to_numpy())) if K >= 2 else 0
-    best = folds[chosen]
-    importance = best["importance"]
     tests = pd.concat([f["log"].assign(fold=lab) for f, lab in zip(folds, labels)],
                       ignore_index=True)
     tests.index = pd.RangeIndex(1, len(tests) + 1, name="test")
@@ -203,20 +226,34 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
                                     for f, lab in zip(folds, labels)})
     fold_importance.index.name = "feature"
     fold_importance.columns.name = "fold"
+    counts = frequency.reindex(cands, fill_value=0).astype(np.int64)
+    chosen, votes = None, None
+    if K < 2:
+        importance, selected = folds[0]["importance"], tuple(folds[0]["blanket"])
+    elif merge == "paper":
+        chosen = int(np.argmax(zscores.to_numpy()))
+        importance, selected = folds[chosen]["importance"], tuple(folds[chosen]["blanket"])
+    else:
+        votes = K // 2 + 1 if merge == "vote" else max(1, math.ceil(merge * K - 1e-9))
+        importance, selected = _vote(folds, cands, counts, votes)
+    importance = importance.assign(folds=counts.reindex(importance.index).to_numpy())
+    importance = importance[["grow", "shrink", "pvalue", "increase", "folds", "selected"]]
+    importance.columns.name = None
+    best = folds[chosen if chosen is not None else 0]
     used_seed = seed if isinstance(seed, int) else None
-    params = {"test": test, "alpha": alpha, "K": K, "task": task_used,
+    params = {"test": test, "merge": merge, "alpha": alpha, "K": K, "task": task_used,
               "model": model if isinstance(model, str) else type(model).__name__,
               "model_params": dict(model_params or {}), "seed": used_seed, "n_jobs": n_jobs,
               **({"B": B, "test_size": test_size} if test == "ppi" else {"folds": cross_folds}),
               **({"categorical": as_category} if as_category else {})}
-    call = format_call("ppfs", data, target=target_name, alpha=alpha, test=test,
+    call = format_call("ppfs", data, target=target_name, alpha=alpha, test=test, merge=merge,
                        **({"B": B} if test == "ppi" else {}), K=K, model=params["model"],
                        seed=used_seed, categorical=as_category or None,
                        candidates=None if candidates is None else cands)
     return PPFSResult(
         method="ppfs",
         target=target_name,
-        selected=tuple(best["blanket"]),
+        selected=selected,
         params=params,
         call=call,
         n_rows=ds.n_rows,
@@ -229,11 +266,13 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         tests=tests,
         alpha=alpha, B=B, K=K, test_size=test_size,
         model=best["model"], task=task_used, test=test, folds=cross_folds, seed=used_seed,
+        test_label=best["test_label"], test_settings=best["test_settings"],
+        increase_note=best["increase_note"], merge=merge if K >= 2 else None, votes=votes,
         importance=importance,
         fold_blankets=blankets,
         frequency=frequency,
         zscores=zscores,
-        chosen_fold=labels[chosen] if K >= 2 else None,
+        chosen_fold=labels[chosen] if chosen is not None else None,
         fold_importance=fold_importance,
         trace=trace,
     )
@@ -318,6 +357,43 @@ def _subset_rows(ds: Dataset, rows) -> Dataset:
     )
 
 
+def _check_merge(merge):
+    """``merge`` as "vote", "paper" or a share of folds in (0, 1]."""
+    if isinstance(merge, str):
+        check_choice("merge", merge, ("vote", "paper"))
+        return merge
+    if isinstance(merge, (bool, np.bool_)) or not isinstance(merge, (int, float, np.number)):
+        raise TypeError(f"merge must be 'vote', 'paper' or a share of folds in (0, 1]; "
+                        f"got {merge!r}")
+    return check_number("merge", float(merge), low=0.0, high=1.0, closed="right")
+
+
+def _vote(folds, cands, counts, votes: int):
+    """The features in at least ``votes`` fold blankets, and their importance table: the
+    median over the folds of each fold's ``grow``, ``shrink`` (over the folds that ran a
+    shrink test of the feature; NaN if none), ``pvalue`` and ``increase``.
+
+    Members first, by folds holding them, then importance; the rest by importance."""
+    tables = [f["importance"].reindex(cands) for f in folds]
+
+    def median(col):
+        stack = np.column_stack([t[col].to_numpy(dtype=np.float64) for t in tables])
+        out = np.full(len(cands), np.nan)
+        seen = ~np.isnan(stack).all(axis=1)
+        out[seen] = np.nanmedian(stack[seen], axis=1)
+        return out
+
+    imp = pd.DataFrame({c: median(c) for c in ("grow", "shrink", "pvalue", "increase")},
+                       index=pd.Index(cands, name="feature"))
+    imp["selected"] = counts.to_numpy() >= votes
+    score = imp["shrink"].fillna(imp["grow"]).to_numpy()
+    order = np.lexsort((-imp["increase"].to_numpy(), -score,
+                        -np.where(imp["selected"], counts.to_numpy(), 0),
+                        ~imp["selected"].to_numpy()))
+    imp = imp.iloc[order]
+    return imp, tuple(imp.index[imp["selected"].to_numpy()])
+
+
 def _aggregate(blankets, labels):
     """Frequencies (Eq. 7) of the features of the union (Eq. 6) and fold z-scores (Eq. 8)."""
     union = list(dict.fromkeys(f for b in blankets for f in b))
@@ -392,4 +468,7 @@ def _run_fold(dataset, target, cands, alpha, seed, test_name, test_args, tick=No
         "n_fits": engine.n_fits,
         "device": engine.device,
         "model": engine.model_label,
+        "test_label": test.label,
+        "test_settings": test.settings_text(),
+        "increase_note": test.increase_note,
     }

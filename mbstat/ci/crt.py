@@ -83,6 +83,7 @@ default XGBoost; ``vignettes/ppi_calibration.py`` for the final figures):
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -95,7 +96,8 @@ from .base import NOTES, PERMUTATION, CIBatch, Query, as_matrix, plural, results
 from .loco import LOCOEngine, check_folds, deal_folds
 from .ppi import ModelResult, ModelTest, check_ppi_args, resolve_query
 
-__all__ = ["CRTEngine", "CRTResult", "CRTTest", "cauchy_combination", "crt_test", "rank_pvalue"]
+__all__ = ["CRTEngine", "CRTResult", "CRTTest", "cauchy_combination", "crt_test", "rank_pvalue",
+           "sequential_pvalue"]
 
 METHOD = "Holdout conditional randomization test"
 
@@ -110,6 +112,15 @@ STRATUM_ROWS = 10
 #: (Besag & Clifford's 1991 sequential p-value, H / draws): a part far from significance
 #: costs tens of draws, not B.
 SEQUENTIAL_EXTREMES = 10
+
+
+def early_draws(alpha: float, parts: int) -> int:
+    """Draws after which a part with none as extreme as the data stops (the early stop):
+    ``ceil(2 parts / alpha) - 1``, so that its p-value 1 / (draws + 1) = alpha / (2 parts)
+    is half of Bonferroni's level for a part (239 for the default 6 parts at alpha 0.05).
+    Every other part's p-value gets that much added (:func:`sequential_pvalue`)."""
+    return max(1, math.ceil(2 * parts / alpha - 1e-9) - 1)
+
 #: Relative distance within which a draw's held-out loss ties the data's.
 TIES = 1e-12
 #: The first chunk of such draws (doubling after each).
@@ -118,6 +129,9 @@ FIRST_DRAWS = 32
 _CHUNK_ROWS = 250_000
 #: Feature sets whose fitted models an engine keeps.
 _MODELS = 4
+#: A tree model's held-out rows are predicted once per interval between its split points on
+#: a continuous x when there are fewer intervals than this (and than draws).
+_INTERVALS = 1024
 #: A part's x is tabulated (predicted once per distinct value) up to this many values.
 _TABULATE = 64
 #: The htest note of the test's p-values (calibration "permutation": Monte Carlo, not asymptotic).
@@ -168,11 +182,12 @@ class CRTEngine(LOCOEngine):
 
     def __init__(self, dataset, target: int, *, model="xgboost", folds=CRT_FOLDS, repeats=3,
                  B=B_DRAWS, task="auto", seed=None, device="auto", n_jobs=1, parallel="auto",
-                 model_params=None, categorical=()):
+                 model_params=None, categorical=(), alpha=0.05):
         super().__init__(dataset, target, model=model, folds=folds, task=task, seed=seed,
                          device=device, n_jobs=n_jobs, parallel=parallel,
                          model_params=model_params, categorical=categorical)
         self.repeats, self.B = check_repeats(repeats), v.check_int("B", B, low=1)
+        self.set_level(alpha)
         self.parts = [self.part] + [deal_folds(self.rng, self.y, self.folds, self.task)
                                     for _ in range(self.repeats - 1)]
         self.fit_seeds = self.rng.integers(0, 2**31 - 1, size=(self.repeats, self.folds))
@@ -182,6 +197,11 @@ class CRTEngine(LOCOEngine):
         self._drawn_as_levels = {}  # continuous column -> drawn among its values?
         self._data = dataset  # the sampler's view (kinds, codes, numbers); kept when pickled
         self._models = OrderedDict()
+
+    def set_level(self, alpha: float) -> None:
+        """The level the early stop serves (:func:`early_draws`; none when B is smaller)."""
+        early = early_draws(v.check_alpha(alpha), self.folds * self.repeats)
+        self.early = early if early < self.B else 0  # 0: no early stop
 
     def test_many(self, xs, z=()):
         """Holdout randomization tests of each x (a tuple of data columns) given z.
@@ -206,6 +226,9 @@ class CRTEngine(LOCOEngine):
         types = types if "c" in types else None
         xpos = np.flatnonzero(np.isin(cols, np.concatenate([self.groups[c] for c in x])))
         rng = np.random.default_rng([self.draw_seed, *x, self.dataset_width, *z])
+        # shuffles of x given z come from a stream of z alone: one set of draws per
+        # conditioning set and part, the same for every x tested given that z
+        shared = np.random.default_rng([self.draw_seed, self.dataset_width, len(z), *z])
         draw = self._sampler(x, z, X[:, xpos])
         models = self._models_of(tuple(features), X, types)
 
@@ -214,8 +237,11 @@ class CRTEngine(LOCOEngine):
                 for k in range(self.folds):
                     test = np.flatnonzero(part == k)
                     drawn = draw(test, self.B, rng)
+                    own = int(rng.integers(0, 2**31 - 1))
+                    common = int(shared.integers(0, 2**31 - 1))
+                    seed = common if np.ndim(drawn[1]) == 1 else own
                     yield (self.learner, self.task, self.B, models[r][k], X[test], xpos,
-                           self.y[test], drawn, int(rng.integers(0, 2**31 - 1)), rng.random())
+                           self.y[test], drawn, seed, rng.random(), self.early)
 
         done = self._map(_part_pvalue, parts())
         pvalues = [p for p, _ in done]
@@ -260,7 +286,7 @@ class CRTEngine(LOCOEngine):
         """Held-out loss sums: observed, and (B,) with x replaced by the draws ``drawn``
         (:meth:`_sampler`); see :func:`_held_out_losses`."""
         return _held_out_losses(self.learner, self.task, self.B, fitted, Xt, xpos, yt, drawn,
-                                seed)
+                                seed, self.early)
 
     def _sampler(self, x, z, xblock):
         """``draw(test_rows, B, rng) -> (values, which[, base])``: x~ of the held-out row i in
@@ -355,10 +381,64 @@ class CRTEngine(LOCOEngine):
         return np.hstack(blocks)
 
 
-def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: int):
+def _split_points(learner, fitted, col: int):
+    """The thresholds at which a fitted tree model splits model column ``col`` (sorted,
+    float32 for XGBoost, float64 for a scikit-learn tree), with the side a value equal to
+    one goes ("right": XGBoost's ``x < t`` goes left; "left": scikit-learn's ``x <= t``);
+    None for other models or a categorical split on the column. Between two thresholds the
+    model's prediction does not depend on the column's value."""
+    if learner.kind == "xgboost":
+        import json
+
+        if learner.device != "cpu":
+            return None
+        trees = json.loads(fitted.save_raw("json"))["learner"]["gradient_booster"]["model"]
+        found = []
+        for tree in trees["trees"]:
+            inner = np.asarray(tree["left_children"]) != -1
+            on = inner & (np.asarray(tree["split_indices"]) == col)
+            if np.any(on & (np.asarray(tree["split_type"]) != 0)):
+                return None  # a categorical split: not thresholds
+            found.append(np.asarray(tree["split_conditions"], dtype=np.float32)[on])
+        return np.unique(np.concatenate(found or [np.zeros(0, np.float32)])), "right"
+    if learner.kind == "tree":
+        tree = fitted.tree_
+        return np.unique(tree.threshold[tree.feature == col]).astype(np.float64), "left"
+    return None
+
+
+def _interval_values(points, side: str, dtype):
+    """One value (of ``dtype``) inside each interval that the thresholds ``points`` make, in
+    order, and a function giving the interval of values."""
+    if side == "right":  # XGBoost: t_j <= x < t_j+1 is interval j (#thresholds <= x)
+        t = points.astype(dtype)
+        reps = np.concatenate([[np.nextafter(t[0], dtype(-np.inf))], t]) if len(t) else \
+            np.zeros(1, dtype)
+
+        def interval(v):
+            return np.searchsorted(t, v.astype(dtype), side="right")
+    else:  # scikit-learn: t_j < x <= t_j+1 is interval j (#thresholds < x), in float64
+        t = points
+        upper = t.astype(dtype)
+        upper = np.where(upper.astype(np.float64) > t, np.nextafter(upper, dtype(-np.inf)),
+                         upper)
+        last = np.nextafter(dtype(t[-1]), dtype(np.inf)) if len(t) else dtype(0)
+        while len(t) and np.float64(last) <= t[-1]:
+            last = np.nextafter(last, dtype(np.inf))
+        reps = np.concatenate([upper, [last]]).astype(dtype)
+
+        def interval(v):
+            return np.searchsorted(t, v.astype(np.float64), side="left")
+    return reps.astype(dtype), interval
+
+
+def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: int,
+                     early: int = 0):
     """Held-out loss sums of a fitted model on a part's rows ``Xt``: observed, and (B,) with
     x (the columns ``xpos``) replaced by the draws ``drawn`` (:meth:`CRTEngine._sampler`;
-    shuffles within strata are drawn here from ``seed``)."""
+    shuffles within strata are drawn here from ``seed``). Drawing stops at the
+    :data:`SEQUENTIAL_EXTREMES`-th draw as extreme as the data, or after ``early`` draws
+    (0: never) when none is."""
     m = len(yt)
     values, which, base = (*drawn, None)[:3]
     uniq, inverse = _distinct_rows(values) if base is None else (None, None)
@@ -378,45 +458,130 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
             return observed, null[:done]
         null = loss[1:][inverse[which], np.arange(m)[None, :]].sum(axis=1)
         return float(loss[0].sum()), null
-    if which.ndim == 1:  # shuffles within strata, drawn chunk by chunk (seeds from ``seed``)
-        from ._shuffle import shuffles_within
-
+    if which.ndim == 1:  # shuffles within strata, drawn chunk by chunk (from ``seed``)
         order, starts = _strata_order(which)
-        chunk_seeds = np.random.default_rng(seed)
-    observed = float(per_sample_loss(learner.predict(fitted, Xt), yt, task).sum())
+    pred = learner.predict(fitted, Xt)
+    observed = float(per_sample_loss(pred, yt, task).sum())
+    # a shuffle within the strata of z (z the model's other columns, equal within a stratum)
+    # gives row i the prediction of the row whose x it takes: shuffle the predictions
+    shuffle_predictions = which.ndim == 1 and base is None
+    if shuffle_predictions:  # the loss of row i predicted as row j: (m,) or (m, classes)
+        pred = pred.get() if hasattr(pred, "get") else np.asarray(pred)
+        if task == "regression":
+            own_loss = pred.astype(np.float64)[None, :]  # (y_i - pred_j)^2 below
+        else:
+            own_loss = np.column_stack([per_sample_loss(pred, np.full(m, c), task)
+                                        for c in range(pred.shape[1])])
+    # a tree model's prediction of a row moves only when x crosses a split point: predict
+    # each row once per interval between them and read the draws from that table
+    table = None
+    if not shuffle_predictions and len(xpos) == 1:
+        found = _split_points(learner, fitted, int(xpos[0]))
+        if found is not None and len(found[0]) + 1 < min(B, _INTERVALS):
+            reps, interval = _interval_values(*found, Xt.dtype.type)
+            Xu = np.repeat(Xt[None], len(reps), axis=0)
+            Xu[:, :, xpos[0]] = reps[:, None]
+            table = per_sample_loss(learner.predict(fitted, Xu.reshape(-1, Xt.shape[1])),
+                                    np.tile(yt, len(reps)), task).reshape(len(reps), m)
+            table = table.get() if hasattr(table, "get") else np.asarray(table)
+            rows = np.arange(m)[None, :]
     null = np.empty(B)
     tol = _tie_tolerance(observed)
     lo, step, extreme = 0, FIRST_DRAWS, 0
     while lo < B:  # each draw predicted row by row: stop once H draws are as extreme
         size = min(step, max(1, _CHUNK_ROWS // max(m, 1)), B - lo)
+        if early and lo < early:
+            size = min(size, early - lo)
         if which.ndim == 1:
-            w = shuffles_within(order, starts, size, int(chunk_seeds.integers(0, 2**31 - 1)))
+            w = _shuffle_chunk(order, starts, seed, lo, size)
         else:
             w = which[lo:lo + size]
-        Xb = np.repeat(Xt[None], len(w), axis=0)
-        Xb[:, :, xpos] = values[w] if base is None else base[None] + values[w]
-        pred = learner.predict(fitted, Xb.reshape(-1, Xt.shape[1]))
-        loss = per_sample_loss(pred, np.tile(yt, len(w)), task)
+        if shuffle_predictions:
+            if task == "regression":
+                diff = own_loss[0][w] - yt[None, :]
+                loss = diff * diff
+            else:
+                loss = own_loss[w, yt[None, :].astype(np.intp)]
+        elif table is not None:
+            v = values[w][..., 0] if base is None else base[None, :, 0] + values[w][..., 0]
+            loss = table[interval(v), rows]
+        else:
+            Xb = np.repeat(Xt[None], len(w), axis=0)
+            Xb[:, :, xpos] = values[w] if base is None else base[None] + values[w]
+            loss = per_sample_loss(learner.predict(fitted, Xb.reshape(-1, Xt.shape[1])),
+                                   np.tile(yt, len(w)), task)
         null[lo:lo + len(w)] = loss.reshape(len(w), m).sum(axis=1)
         hits = np.flatnonzero(null[lo:lo + len(w)] <= observed + tol)
         if extreme + len(hits) >= SEQUENTIAL_EXTREMES:  # Besag & Clifford (1991)
             return observed, null[:lo + hits[SEQUENTIAL_EXTREMES - extreme - 1] + 1]
         extreme += len(hits)
         lo += len(w)
+        if early and lo == early and extreme == 0:  # clearly beyond the draws: stop early
+            return observed, null[:lo]
         step *= 2
     return observed, null
 
 
 def _part_pvalue(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: int,
-                 u: float) -> tuple:
-    """One held-out part: its p-value (:func:`rank_pvalue`) and its mean loss increase per
-    row under the draws."""
-    observed, null = _held_out_losses(learner, task, B, fitted, Xt, xpos, yt, drawn, seed)
-    hits = np.flatnonzero(null <= observed + _tie_tolerance(observed))
+                 u: float, early: int = 0) -> tuple:
+    """One held-out part: its p-value (:func:`sequential_pvalue`) and its mean loss increase
+    per row under the draws."""
+    observed, null = _held_out_losses(learner, task, B, fitted, Xt, xpos, yt, drawn, seed,
+                                      early)
+    return (sequential_pvalue(observed, null, u, early),
+            (float(null.mean()) - observed) / len(yt))
+
+
+def sequential_pvalue(observed: float, null, u: float, early: int = 0) -> float:
+    """The p-value of a part from the draws made (``null``, in the order drawn).
+
+    * ``early`` > 0 (:func:`early_draws`, fewer than B) and none of the first ``early``
+      draws as extreme as the data (loss at most the data's, ties included): c = 1 /
+      (early + 1);
+    * else, with h = :data:`SEQUENTIAL_EXTREMES` draws as extreme, Besag & Clifford's (1991)
+      h / (draws up to the h-th), or else the randomized rank :func:`rank_pvalue` among the B
+      draws; plus c when the early stop was possible.
+
+    Valid whenever the two stops' p-values are: P(p <= t) <= P(early stop) + P(p' <= t - c)
+    <= c + (t - c) = t, since P(early stop) = c under H0 (the data's loss the smallest of
+    early + 1 exchangeable ones; ties count as extreme).
+    """
+    null = np.asarray(null)
+    extreme = null <= observed + _tie_tolerance(observed)
+    shift = 0.0
+    if early:
+        shift = 1.0 / (early + 1)
+        if len(null) >= early and not extreme[:early].any():
+            return shift
+    hits = np.flatnonzero(extreme)
     if len(hits) >= SEQUENTIAL_EXTREMES:  # the H-th draw as extreme as the data: H / draws
-        null = null[:hits[SEQUENTIAL_EXTREMES - 1] + 1]
-        return SEQUENTIAL_EXTREMES / len(null), (float(null.mean()) - observed) / len(yt)
-    return rank_pvalue(observed, null, u), (float(null.mean()) - observed) / len(yt)
+        return min(1.0, SEQUENTIAL_EXTREMES / (hits[SEQUENTIAL_EXTREMES - 1] + 1) + shift)
+    return min(1.0, rank_pvalue(observed, null, u) + shift)
+
+
+def _shuffle_chunk(order, starts, seed: int, lo: int, size: int) -> np.ndarray:
+    """Draws ``lo .. lo + size - 1`` of the shuffles within strata from ``seed`` (``which``
+    (size, m), :func:`mbstat.ci._shuffle.shuffles_within`), kept for the next test that asks
+    for the same ones: the tests of one conditioning set share their draws (same seed)."""
+    from ._shuffle import shuffles_within
+
+    key = (int(seed), int(lo), int(size), hash(order.tobytes()), hash(starts.tobytes()))
+    hit = _SHUFFLE_CACHE.get(key)
+    if hit is None:
+        chunk_seed = int(np.random.default_rng([int(seed), int(lo)]).integers(0, 2**31 - 1))
+        hit = shuffles_within(order, starts, int(size), chunk_seed)
+        hit.flags.writeable = False
+        with _SHUFFLE_LOCK:
+            _SHUFFLE_CACHE[key] = hit
+            while sum(a.size for a in _SHUFFLE_CACHE.values()) > _SHUFFLE_CACHE_SIZE:
+                _SHUFFLE_CACHE.popitem(last=False)
+    return hit
+
+
+_SHUFFLE_CACHE: OrderedDict = OrderedDict()
+_SHUFFLE_LOCK = threading.Lock()
+#: Entries of shuffles kept (int64: 8 bytes each), the draws of every part of a growth phase.
+_SHUFFLE_CACHE_SIZE = 16_000_000
 
 
 def _strata_order(stratum) -> tuple:
@@ -511,7 +676,7 @@ def crt_test(data, x, target, z=(), model="xgboost", folds=CRT_FOLDS, repeats=3,
     ds, t, xs, zs, cats = resolve_query(data, x, target, z, task, na, "crt_test", categorical)
     engine = CRTEngine(ds, t, model=model, folds=folds, repeats=repeats, B=B, task=task,
                        seed=seed, device=device, n_jobs=n_jobs, parallel=parallel,
-                       model_params=model_params, categorical=cats)
+                       model_params=model_params, categorical=cats, alpha=alpha)
     out = engine.test_many([xs], zs)
     table = _table(out)
     query = Query("crt", METHOD, "min p", alpha, ds.n_rows, ds.names, table.dtype.names,
@@ -537,15 +702,30 @@ class CRTTest(ModelTest):
     statistic_name = "min p"
     engine_class = CRTEngine
     notes = CRT_NOTES
+    label = "holdout randomization test"
+    increase_note = ("increase: mean rise of the held-out loss per row when the feature is "
+                     "drawn given the rest")
+
+    def settings_text(self) -> str:
+        s = self.settings
+        return (f"{plural(s['repeats'], 'split')} into {s['folds']} parts each, up to "
+                f"{s['B']} draws of x given z per part, Bonferroni over the parts")
 
     def __init__(self, model="xgboost", folds=CRT_FOLDS, repeats=3, B=B_DRAWS, task="auto",
                  seed=None, *, device="auto", n_jobs=1, parallel="auto", model_params=None,
-                 categorical=None):
+                 categorical=None, alpha=None):
         check_ppi_args(model, 5, 0.2, task, seed, n_jobs, parallel, device, model_params)
         super().__init__(dict(model=model, folds=check_folds(folds),
                               repeats=check_repeats(repeats), B=v.check_int("B", B, low=1),
                               task=task, device=device, n_jobs=n_jobs, parallel=parallel,
                               model_params=model_params), seed, categorical)
+        self.alpha = None if alpha is None else v.check_alpha(alpha)
+
+    def batch(self, tester, xs, y, z):
+        """The tests, with the early stop at this test's ``alpha`` or else the tester's."""
+        engine = self.engine(tester.dataset, y)
+        engine.set_level(self.alpha if self.alpha is not None else getattr(tester, "alpha", 0.05))
+        return type(self).make_table(engine.test_many(xs, z))
 
     @staticmethod
     def make_table(out):

@@ -373,6 +373,11 @@ class LOCOTest(ModelTest):
     method = METHOD
     statistic_name = "t"
     engine_class = LOCOEngine
+    label = "LOCO test"
+    increase_note = "increase: mean reduction of the held-out loss when the feature is added"
+
+    def settings_text(self) -> str:
+        return f"{plural(self.settings['folds'], 'fold')} each, cross-fitted"
 
     def __init__(self, model="xgboost", folds=LOCO_FOLDS, task="auto", seed=None, *, device="auto",
                  n_jobs=1, parallel="auto", model_params=None, categorical=None):

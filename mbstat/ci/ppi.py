@@ -574,6 +574,15 @@ class ModelTest(CITest):
     symmetric = False
     extra_columns = ("increase",)
     engine_class = None
+    #: What a report calls one test of this kind ("PPI test"), and what its ``increase``
+    #: column measures: the results name the test from the test object.
+    label = "model-based test"
+    increase_note = "increase: the test's effect size"
+
+    def settings_text(self) -> str:
+        """The settings of each test, for a report (e.g. "30 splits each, test size 0.2")."""
+        return ", ".join(f"{k} = {v!r}" for k, v in self.settings.items()
+                         if k in ("B", "folds", "test_size"))
 
     def __init__(self, settings: dict, seed, categorical):
         # None draws the seed now: ``test.seed`` says how to replay the tests it makes
@@ -617,6 +626,12 @@ class PPITest(ModelTest):
     method = METHOD
     statistic_name = "V"
     engine_class = PPIEngine
+    label = "PPI test"
+    increase_note = "increase: mean rise of the test risk when the feature is permuted"
+
+    def settings_text(self) -> str:
+        return (f"{plural(self.settings['B'], 'split')} each, test size "
+                f"{self.settings['test_size']:g}")
 
     def __init__(self, model="xgboost", B=30, test_size=0.2, task="auto", seed=None, *,
                  device="auto", n_jobs=1, parallel="auto", model_params=None,

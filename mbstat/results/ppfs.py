@@ -20,9 +20,17 @@ class PPFSResult(SelectionResult):
 
     Extra attributes
     ----------------
-    alpha, B, K, test_size, folds : the settings (B and test_size: PPI; folds: LOCO).
-    test : {"loco", "ppi"}
-        The test deciding the search: the calibrated LOCO test or the paper's PPI test.
+    alpha, B, K, test_size, folds : the settings (B and test_size: PPI; folds: LOCO, CRT).
+    test : {"crt", "loco", "ppi"}
+        The registry name of the test deciding the search (the calibrated CRT or LOCO
+        test, or the paper's PPI test).
+    test_label, test_settings, increase_note : str
+        What the test object calls one test, its settings and its ``increase``
+        column: the report names the test from these.
+    merge : {"vote", "paper"}, float or None
+        How the fold blankets were merged (None: K < 2, one run on all rows).
+    votes : int or None
+        With a vote: how many fold blankets a member is in at least.
     seed : int or None
         The seed used (drawn when none was given; None for a Generator):
         ``ppfs(..., seed=result.seed)`` replays the run.
@@ -32,8 +40,9 @@ class PPFSResult(SelectionResult):
         ``grow`` (importance log(1/p) of the growth test given the empty
         set), ``shrink`` (log(1/p) of the shrink test given the rest of the
         blanket; NaN when not tested), ``pvalue`` (of the deciding test),
-        ``increase`` (its mean risk increase) and ``selected``, all from the
-        chosen fold.
+        ``increase`` (its effect size), ``folds`` (how many fold blankets hold
+        it) and ``selected``: from the chosen fold (``merge="paper"``), or the median
+        over the folds (a vote).
     fold_blankets : tuple of tuples
         The blanket found on each fold (one entry when K < 2).
     frequency : Series
@@ -41,12 +50,12 @@ class PPFSResult(SelectionResult):
     zscores : Series
         Score of each fold's blanket (Eq. 8), index ``fold``.
     chosen_fold : int or None
-        The fold whose blanket was returned (None without aggregation).
+        The fold whose blanket was returned (``merge="paper"``; None otherwise).
     fold_importance : DataFrame
         Growth importance log(1/p) of every candidate (rows) in every fold (columns).
     pvalues : DataFrame
-        The deciding PPI test of every candidate in the chosen fold, with the
-        columns of :attr:`MBResult.pvalues <mbstat.results.MBResult>`.
+        The deciding test of every candidate (chosen fold, or medians over the folds),
+        with the columns of :attr:`MBResult.pvalues <mbstat.results.MBResult>`.
     trace : DataFrame
         Growth and shrink decisions of every fold: ``fold, phase, action,
         feature, statistic, pvalue, log_pvalue``.
@@ -63,6 +72,11 @@ class PPFSResult(SelectionResult):
     test: str = "ppi"
     folds: int = 5
     seed: int | None = None
+    test_label: str = ""
+    test_settings: str = ""
+    increase_note: str = ""
+    merge: object = None
+    votes: int | None = None
     importance: pd.DataFrame = field(default=None, repr=False)
     fold_blankets: tuple = ()
     frequency: pd.Series = field(default=None, repr=False)
@@ -79,26 +93,31 @@ class PPFSResult(SelectionResult):
 
     @property
     def aggregated(self) -> bool:
-        """Whether the K-fold aggregation chose the blanket."""
-        return self.chosen_fold is not None
+        """Whether the blanket merges K >= 2 fold blankets."""
+        return len(self.fold_blankets) > 1
 
     @property
     def pvalues(self) -> pd.DataFrame:
-        """The deciding PPI test of each candidate, in the order of ``importance``.
+        """The deciding test of each candidate, in the order of ``importance``.
 
         The shrink test given the rest of the blanket, or the growth test given
-        the empty set for candidates dropped there, from the chosen fold:
-        ``statistic`` (Wilcoxon V, from ``tests``), ``df`` (NaN), ``pvalue``,
-        ``log_pvalue``, ``p_adj`` (Benjamini-Hochberg) and ``selected``, as in
+        the empty set for candidates dropped there: from the chosen fold
+        (``merge="paper"``, or one run), else the median over the folds of each
+        fold's deciding test (twice the median of K p-values is a valid p-value,
+        Ruschendorf 1982; the median itself is a summary): ``statistic`` and
+        ``df`` (from ``tests``), ``pvalue``, ``log_pvalue``, ``p_adj``
+        (Benjamini-Hochberg) and ``selected``, as in
         :attr:`MBResult.pvalues <mbstat.results.MBResult>`.
         """
         imp, log = self.importance, self.tests
-        if self.aggregated:
+        if self.chosen_fold is not None:
             log = log[log["fold"] == self.chosen_fold]
-        # a feature's last grow/shrink test decided it (a shrink test given the
-        # empty set was a cache hit: not logged, and the same as its growth test)
-        log = log[log["phase"].isin(["grow", "shrink"])].drop_duplicates("x", keep="last")
-        deciding = log.set_index("x").reindex(imp.index)
+        # a feature's last grow/shrink test of a fold decided it there (a shrink test given
+        # the empty set was a cache hit: not logged, and the same as its growth test)
+        log = log[log["phase"].isin(["grow", "shrink"])]
+        key = ["fold", "x"] if "fold" in log.columns else ["x"]
+        log = log.drop_duplicates(key, keep="last")
+        deciding = log.groupby("x")[["statistic", "df"]].median().reindex(imp.index)
         frame = pd.DataFrame(
             {"statistic": deciding["statistic"], "df": deciding["df"], "pvalue": imp["pvalue"],
              "log_pvalue": -imp["shrink"].fillna(imp["grow"])},
@@ -122,10 +141,18 @@ class PPFSResult(SelectionResult):
              else f"{self.seed} (ppfs(..., seed={self.seed}) replays this run)"),
         ]
         zscores, frequency = self.zscores, self.frequency
-        if self.aggregated:
+        if self.chosen_fold is not None:
             z = zscores.loc[self.chosen_fold]
             header.append(("Aggregation", f"{plural(self.K, 'fold')}; blanket of fold "
-                                          f"{self.chosen_fold} (z = {z:.3g}, the highest)"))
+                                          f"{self.chosen_fold} (z = {z:.3g}, the highest; "
+                                          f"the paper's Eqs. 6-8)"))
+        elif self.aggregated:
+            m, K = self.votes, self.K
+            rule = "majority vote" if self.merge == "vote" else f"vote at {self.merge:g}"
+            header.append(("Aggregation", f"{plural(K, 'fold')}; {rule}: the features in at "
+                                          f"least {m} of the {K} fold blankets (E[false "
+                                          f"members] <= {K / m:.3g} x one fold's, E[missed] "
+                                          f"<= {K / (K - m + 1):.3g} x; Markov)"))
         else:
             header.append(("Aggregation", "none (K < 2): one run on all rows"))
         imp = self.importance
@@ -136,8 +163,13 @@ class PPFSResult(SelectionResult):
         table["increase"] = sel["increase"].map(lambda v: f"{v:.4g}")
         if self.aggregated:
             table["folds"] = [f"{int(frequency.get(f, 0))}/{self.K}" for f in sel.index]
+        if self.aggregated and self.chosen_fold is None:
+            title = (f"Blanket of {self.target} (median over the folds; importance = log(1/p) "
+                     f"given the rest):")
+        else:
+            title = f"Blanket of {self.target} (importance = log(1/p) given the rest):"
         table[""] = sel["pvalue"].map(stars)
-        tables = {f"Blanket of {self.target} (importance = log(1/p) given the rest):": table}
+        tables = {title: table}
         if self.aggregated:
             folds = pd.DataFrame(
                 {
@@ -148,12 +180,13 @@ class PPFSResult(SelectionResult):
                 index=zscores.index,
             )
             folds["z"] = folds["z"].map(lambda v: f"{v:.3g}")
-            tables["Fold blankets (Eqs. 6-8):"] = folds
+            tables["Fold blankets (z: the paper's Eqs. 6-8):"] = folds
+            near = imp[(~imp["selected"]) & (imp["folds"] > 0)] if "folds" in imp else imp[:0]
+            if len(near):
+                tables["Left out though in some fold blankets:"] = pd.DataFrame(
+                    {"folds": [f"{int(c)}/{self.K}" for c in near["folds"]]}, index=near.index)
         rest = imp[~imp["selected"]]
-        footer = [SIGNIF_LEGEND,
-                  "increase: mean rise of the test risk when the feature is permuted"
-                  if self.test == "ppi" else
-                  "increase: mean reduction of the held-out loss when the feature is added"]
+        footer = [SIGNIF_LEGEND, self.increase_note]
         if len(rest):
             dropped_grow = int(rest["shrink"].isna().sum())
             footer.append(f"{plural(len(rest), 'candidate')} left out: {dropped_grow} at growth "
@@ -165,13 +198,13 @@ class PPFSResult(SelectionResult):
 
     @property
     def _test_label(self) -> str:
-        return "PPI test" if self.test == "ppi" else "LOCO test"
+        """What the test object calls one test (``label`` of its class)."""
+        return self.test_label
 
     @property
     def _test_settings(self) -> str:
-        if self.test == "ppi":
-            return f"{plural(self.B, 'split')} each, test size {self.test_size:g}"
-        return f"{plural(self.folds, 'fold')} each, cross-fitted"
+        """The test object's settings (its ``settings_text()``)."""
+        return self.test_settings
 
     def plot(self, kind: str = "importance", ax=None):
         """Importance scores (``kind="importance"``) or fold membership (``"folds"``).
