@@ -1,7 +1,8 @@
-"""Progress bars for long runs: tqdm when asked for, or once a run has taken a while."""
+"""Long runs: progress bars (tqdm when asked for, or once a run has taken a while) and
+Ctrl-C inside compiled code."""
 from __future__ import annotations
 
-__all__ = ["AUTO_DELAY", "progress_bar"]
+__all__ = ["AUTO_DELAY", "hides_interrupt", "interruptible", "progress_bar"]
 
 #: With ``progress=None`` (the learners' default) a bar appears once a run has taken this
 #: many seconds: a run that long is one a user could take for a hang.
@@ -83,3 +84,33 @@ def progress_bar(enabled, total=None, desc: str = "", unit: str = "it"):
     if not enabled:
         return _Silent()
     return _tqdm(total=total, desc=desc, unit=unit, delay=0.0)
+
+
+def hides_interrupt(error: BaseException) -> bool:
+    """Whether ``error`` is the SystemError of a compiled (numba) function that a Ctrl-C
+    reached. A SIGINT arriving while a kernel runs without the GIL is handled when the
+    kernel boxes its results, inside one of numba's calls into Python, which then returns
+    a result with the KeyboardInterrupt set: numba raises ``SystemError: CPUDispatcher(...)
+    returned a result with an exception set``, the KeyboardInterrupt at the end of its
+    context chain."""
+    seen = set()
+    while isinstance(error, BaseException) and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        if not isinstance(error, SystemError):
+            return False
+        seen.add(id(error))
+        error = error.__context__
+    return False
+
+
+def interruptible(kernel, *args):
+    """``kernel(*args)``, a Ctrl-C that reached it raised as the KeyboardInterrupt it is
+    (:func:`hides_interrupt`), so that the learners' handlers return their partial results
+    instead of failing with numba's SystemError."""
+    try:
+        return kernel(*args)
+    except SystemError as error:
+        if hides_interrupt(error):
+            raise KeyboardInterrupt from None
+        raise

@@ -300,12 +300,17 @@ def _search(row: Learner, run: Run, own: dict, progress):
     turn a KeyboardInterrupt into a partial result: the members the search had kept when it
     was interrupted (the ledger's decisions in force), marked incomplete, with a note.
     Returns (Found, the evidence note of candidates never decided)."""
-    from .._progress import progress_bar
+    from .._progress import hides_interrupt, progress_bar
 
     bar = progress_bar(progress, desc=f"{row.name}: blanket of {run.target}", unit=" tests")
     run.tester.bar = bar
     try:
-        return row.search(run, **own), "not tested"
+        try:
+            return row.search(run, **own), "not tested"
+        except SystemError as error:  # a Ctrl-C inside a compiled call not yet converted
+            if not hides_interrupt(error):
+                raise
+            raise KeyboardInterrupt from None
     except KeyboardInterrupt:
         tester = run.tester
         phase = tester._log[-1][-1] if tester._log else ""

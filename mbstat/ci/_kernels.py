@@ -18,6 +18,8 @@ from numba import njit, types
 from numba.extending import get_cython_function_address, intrinsic
 
 from .._bitmaps import BIT_LEVELS, level_bits  # noqa: F401 (Dataset.level_bits; tests)
+from .._progress import interruptible
+from ._table_moments import NEWTON, table_moments
 
 
 @intrinsic
@@ -581,10 +583,11 @@ def _split(kernel, items, work, min_share=1):
     """Run ``kernel(items)``, the batch split across a small pool of threads when ``work``
     (row visits) is worth it and each thread gets ``min_share`` items or more: the
     kernels release the GIL, and plain threads (unlike numba's parallel layer) are safe
-    when the caller runs its own threads, e.g. ``blankets(n_jobs=...)``."""
+    when the caller runs its own threads, e.g. ``blankets(n_jobs=...)``. A Ctrl-C during a
+    compiled call is raised as a KeyboardInterrupt (:func:`interruptible`)."""
     global _pool
     if work < PARALLEL_MIN_WORK or items.shape[0] < 2 * min_share or _threads() < 2:
-        return kernel(items)
+        return interruptible(kernel, items)
     workers = min(_threads(), items.shape[0] // min_share)
     if _pool is None:
         from concurrent.futures import ThreadPoolExecutor
@@ -592,7 +595,7 @@ def _split(kernel, items, work, min_share=1):
         _pool = ThreadPoolExecutor(max_workers=_threads(), thread_name_prefix="mbstat-count")
     parts = np.array_split(items, workers)
     futures = [_pool.submit(kernel, part) for part in parts[1:]]
-    first = kernel(parts[0])  # the calling thread takes a share too
+    first = interruptible(kernel, parts[0])  # the calling thread takes a share too
     return np.concatenate([first, *(f.result() for f in futures)])
 
 
@@ -1256,9 +1259,13 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
             const[st] += clogc[group_n[k]]
             inv_y += 1.0 / group_n[k]
         const[st] -= clogc[stratum_n[st]]
-        permuted[st] = _stratum_kind(stratum_n[st], id_first[st + 1] - id_first[st],
-                                     group_first[st + 1] - group_first[st], inv_x, inv_y,
-                                     dense_min, moments)
+        r = id_first[st + 1] - id_first[st]
+        c = group_first[st + 1] - group_first[st]
+        permuted[st] = _stratum_kind(stratum_n[st], r, c, inv_x, inv_y, dense_min, moments)
+        if permuted[st] and dense_min > 0.0 and (r != 2 or c != 2):  # exact moments
+            permuted[st] = not table_moments(row_n[id_first[st]:id_first[st + 1]],
+                                             group_n[group_first[st]:group_first[st + 1]],
+                                             stratum_n[st], clogc, NEWTON, moments)
     which = np.flatnonzero(permuted)
     two = np.zeros(which.shape[0], np.bool_)  # the 2 x 2 permuted strata are drawn
     margins = np.empty((which.shape[0], 5), np.int64)
@@ -1371,6 +1378,9 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail):  # pragma
         if not _stratum_kind(big_n, r, c_levels, inv_x, inv_y, dense_min, moments):
             continue
         if r != 2 or c_levels != 2:
+            if dense_min > 0.0 and table_moments(nx[nx > 0], ny[ny > 0], big_n, clogc,
+                                                 NEWTON, moments):
+                continue  # exact moments, nothing to draw
             return out, moments, False, np.full(2, np.nan)
         margins[h, 0], margins[h, 2], margins[h, 4] = nx[a1], ny[b1], big_n
         margins[h, 1], margins[h, 3] = big_n - nx[a1], big_n - ny[b1]

@@ -335,8 +335,8 @@ def permutation_null(xcode, ycode, zcode, B: int, seed: int, dense_min: float = 
         return np.zeros((B + 1, 2)), np.zeros(4), np.full(2, np.nan)
     kernels = _kernels()
     tail = np.full(4, np.nan) if tail is None else np.asarray(tail, dtype=np.float64)
-    return kernels._one_null(*codes, int(B), np.uint64(seed), float(dense_min),
-                             kernels.clogc_table(len(codes[0])), tail)
+    return kernels.interruptible(kernels._one_null, *codes, int(B), np.uint64(seed),
+                                 float(dense_min), kernels.clogc_table(len(codes[0])), tail)
 
 
 def _no_missing():

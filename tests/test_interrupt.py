@@ -1,0 +1,135 @@
+"""Ctrl-C inside the compiled calibration (issue 31, item 5).
+
+A SIGINT that arrives while a numba kernel runs (the GIL released) is handled when the
+kernel boxes its results, inside one of numba's calls into Python: numba then raised
+``SystemError: CPUDispatcher(...) returned a result with an exception set`` and the run
+died instead of returning its partial result (``complete=False``). Each test runs a
+learner in a subprocess whose calibration kernel, in the phase asked, is given a SIGINT
+0.2 s into its run (the kernel's permutations take seconds there), and checks that the
+signal landed inside the compiled call and that the learner returned a partial result.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mbstat._progress import hides_interrupt, interruptible
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r'''
+import json, os, signal, sys, threading
+import numpy as np, pandas as pd
+import mbstat
+from mbstat.ci import _kernels
+from mbstat.ci.base import CITester
+
+learner, phase, test, B = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+rng = np.random.default_rng(0)
+n = 3000
+a, b, c = (rng.integers(0, 8, n) for _ in range(3))
+d = pd.DataFrame({"a": a, "b": b, "c": c, "y": (a + b + rng.integers(0, 3, n)) // 3})
+state = {"phase": None, "fired": False, "inside": []}
+answer = CITester._answer
+
+def phase_of(self, xs, y, z, phase):  # the phase of the tests being answered
+    state["phase"] = phase
+    return answer(self, xs, y, z, phase)
+
+CITester._answer = phase_of
+
+def interrupted(name):  # the first call in the phase gets a SIGINT while it runs
+    real = getattr(_kernels, name)
+
+    def kernel(*args):
+        if (state["fired"] or phase not in ("*", state["phase"])
+                or threading.current_thread() is not threading.main_thread()):
+            return real(*args)  # (Python handles signals in the main thread)
+        state["fired"] = True
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            return real(*args)
+        except BaseException as error:
+            state["inside"].append(type(error).__name__)
+            raise
+
+    setattr(_kernels, name, kernel)
+
+for name in ("column_nulls", "permutation_nulls", "_one_null"):
+    interrupted(name)
+kw = dict(test=test, B=B, progress=False)
+if phase == "shrink":  # no candidate to add: the run starts in its shrink phase
+    kw.update(start=["a", "b"], candidates=["a", "b"])
+res = getattr(mbstat, learner)(d, "y", **kw)
+print(json.dumps({"complete": res.complete, "notes": list(res.notes),
+                  "blanket": list(res.blanket), "fired": state["fired"],
+                  "inside": state["inside"]}))
+'''
+
+
+def run_interrupted(tmp_path, learner, phase, test="mc-g2", B=20000):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(script), learner, phase, test, str(B)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def check_partial(out):
+    assert out["fired"], "no calibration kernel ran in the phase asked"
+    # the SIGINT reached the compiled call (numba's SystemError there, converted after)
+    assert out["inside"] in (["SystemError"], ["KeyboardInterrupt"])
+    assert out["complete"] is False
+    assert any("interrupted (KeyboardInterrupt)" in note for note in out["notes"])
+
+
+@pytest.mark.parametrize("phase", ["grow", "shrink"])
+def test_iamb_returns_a_partial_result_on_ctrl_c_in_calibration(tmp_path, phase):
+    check_partial(run_interrupted(tmp_path, "iamb", phase))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("learner", ["inter_iamb", "mbor", "gs_m", "fbed", "iamb_fdr"])
+def test_other_learners_return_a_partial_result_on_ctrl_c_in_calibration(tmp_path,
+                                                                          learner):
+    check_partial(run_interrupted(tmp_path, learner, "*"))
+
+
+@pytest.mark.slow
+def test_default_semiparametric_calibration(tmp_path):
+    """The default test's calibration (B = 100; wide sparse tables permuted row by row)."""
+    check_partial(run_interrupted(tmp_path, "iamb", "grow", test="sp-g2", B=100000))
+
+
+def test_hides_interrupt_reads_numbas_error_chain():
+    def numba_like():  # the chain numba leaves: SystemError over SystemError over Ctrl-C
+        try:
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt:
+                raise SystemError("_numba_unpickle returned a result with an exception set")
+        except SystemError:
+            raise SystemError("CPUDispatcher(<function column_nulls>) returned a result "
+                              "with an exception set")
+
+    with pytest.raises(SystemError) as caught:
+        numba_like()
+    assert hides_interrupt(caught.value)
+    with pytest.raises(KeyboardInterrupt):
+        interruptible(numba_like)
+    assert not hides_interrupt(SystemError("other"))
+
+    def other():
+        try:
+            raise ValueError("x")
+        except ValueError:
+            raise SystemError("not an interrupt")
+
+    with pytest.raises(SystemError, match="not an interrupt"):
+        interruptible(other)
+    assert interruptible(lambda a, b: a + b, 1, 2) == 3
