@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from .algorithms import (LEARNERS, METHODS, fast_iamb, fbed, fsdms, gs_m, hiton_mb, hiton_pc,
                          iamb, iamb_fdr, iamb_ip, inter_iamb, learners_table, mb_to_pc, mbor,
-                         member_tests, mmmb, mmpc, pc_superset, ppfs, rgs, si_hiton_pc,
-                         sp_superset, wfsdms)
+                         member_tests, mmmb, mmpc, pc_superset, ppfs, rgs, ses, si_hiton_pc,
+                         sp_superset, tie, wfsdms)
 from .blankets import BlanketCollection, blankets
 from .backend import get_backend, gpu_available, set_backend
 from .ci import TESTS, CIResult, ci_test, ci_test_batch, cond_mutual_info, tests_table
@@ -22,6 +22,6 @@ __all__ = [
     "CIResult", "cond_mutual_info", "Dataset", "dependency", "fast_iamb", "fbed", "fsdms",
     "get_backend", "gpu_available", "gs_m", "hiton_mb", "hiton_pc", "iamb", "iamb_fdr", "iamb_ip",
     "crt_test", "inter_iamb", "LEARNERS", "learners_table", "loco_test", "mb_to_pc", "mbor", "member_tests",
-    "METHODS", "mmmb", "mmpc", "pc_superset", "ppfs", "ppi_test", "rgs", "set_backend",
-    "si_hiton_pc", "sp_superset", "stability", "TESTS", "tests_table", "wfsdms"
+    "METHODS", "mmmb", "mmpc", "pc_superset", "ppfs", "ppi_test", "rgs", "ses", "set_backend",
+    "si_hiton_pc", "sp_superset", "stability", "TESTS", "tests_table", "tie", "wfsdms"
 ]

@@ -8,7 +8,7 @@ from mbstat.datasets import load_network, load_wine, make_corral
 
 ARGS = {
     "iamb": {}, "inter_iamb": {}, "iamb_ip": {"prior": {"lung": 1}}, "mbor": {},
-    "gs_m": {"m": 2}, "rgs": {"m": 2, "k": 50, "seed": 3},
+    "gs_m": {"m": 2}, "rgs": {"m": 2, "k": 50, "seed": 3}, "ses": {}, "tie": {},
 }
 
 
@@ -45,7 +45,8 @@ def test_public_names_exist():
         assert hasattr(mbstat, name), name
     assert set(mbstat.METHODS) == {"iamb", "inter_iamb", "iamb_ip", "mbor", "mb_to_pc", "gs_m",
                                    "rgs", "iamb_fdr", "fast_iamb", "fbed", "mmpc", "mmmb", "hiton_pc",
-                                   "hiton_mb", "si_hiton_pc", "ppfs", "fsdms", "wfsdms"}
+                                   "hiton_mb", "si_hiton_pc", "ppfs", "fsdms", "wfsdms",
+                                   "ses", "tie"}
     assert set(mbstat.LEARNERS) == set(mbstat.METHODS)
     table = mbstat.learners_table()
     assert table.index.name == "learner" and list(table.index) == list(mbstat.LEARNERS)

@@ -17,6 +17,8 @@ from .fbed import fbed
 from .pc_based import hiton_mb, hiton_pc, mmmb, mmpc, si_hiton_pc
 from .ppfs import ppfs
 from .fsdms import fsdms, wfsdms
+from .ses import ses
+from .tie import tie
 # isort: on
 from .learners import LEARNERS, Learner, learners_table
 from .member_tests import member_tests
@@ -26,5 +28,5 @@ METHODS = MappingProxyType({name: row.function for name, row in LEARNERS.items()
 
 __all__ = ["LEARNERS", "Learner", "METHODS", "fast_iamb", "fbed", "fsdms", "gs_m", "hiton_mb",
            "hiton_pc", "iamb", "iamb_fdr", "iamb_ip", "inter_iamb", "learners_table", "mb_to_pc",
-           "mbor", "member_tests", "mmmb", "mmpc", "pc_superset", "ppfs", "rgs", "si_hiton_pc",
-           "sp_superset", "wfsdms"]
+           "mbor", "member_tests", "mmmb", "mmpc", "pc_superset", "ppfs", "rgs", "ses",
+           "si_hiton_pc", "sp_superset", "tie", "wfsdms"]

@@ -38,6 +38,7 @@ import pandas as pd
 from .._validation import check_alpha, check_int
 from ..results import MBResult, format_call, make_trace
 from ._common import prepare
+from ._equivalence import evidence_determinism_notes
 from ._evidence import Ledger
 
 __all__ = ["Learner", "LEARNERS", "Run", "Found", "learn", "learners_table", "resolve_target"]
@@ -147,6 +148,7 @@ class Found:
     notes: tuple = ()
     n_skipped: int = 0
     trace: object = None
+    extra: dict = field(default_factory=dict)  # the result class's own fields (row.result)
 
 
 # ------------------------------------------------------------------------- targets
@@ -247,6 +249,9 @@ def learn(row: Learner, args: dict, declared=None):
     else:
         found, note = _search(row, run, own, progress)
         _honour_hard_priors(run, found, blacklist)
+    evidence = run.ledger.frame(found.blanket, [*cands, *blacklist], note=note)
+    found.notes = (*found.notes, *evidence_determinism_notes(tester.dataset, target, evidence,
+                                                             found.notes))
     tests = tester.log_builder()  # the log is built when the result's tests are first read
     _check_max_sx(tests, max_sx)
     elapsed = time.perf_counter() - start
@@ -260,7 +265,7 @@ def learn(row: Learner, args: dict, declared=None):
     params = {"test": tester.test_name, "alpha": alpha, **own, **test_args, **found.params,
               **{k: v for k, v in priors.items() if v is not None}}
     params.pop("progress", None)
-    return MBResult(
+    return row.result(
         method=row.name,
         target=target,
         selected=tuple(found.blanket),
@@ -277,7 +282,7 @@ def learn(row: Learner, args: dict, declared=None):
         tests=tests,
         test=tester.test_name,
         alpha=alpha,
-        evidence=run.ledger.frame(found.blanket, [*cands, *blacklist], note=note),
+        evidence=evidence,
         trace=make_trace(run.trace if found.trace is None else found.trace),
         parents_children=None if found.parents_children is None else tuple(found.parents_children),
         spouses=None if found.spouses is None else tuple(found.spouses),
@@ -286,6 +291,7 @@ def learn(row: Learner, args: dict, declared=None):
         notes=tuple(found.notes) + ((f"Note: {tester.test_reason}.",)  # not for auto's g2
                                     if tester.test_reason and tester.test_name != "g2"
                                     else ()),
+        **found.extra,
     )
 
 

@@ -1,0 +1,149 @@
+"""Equivalent Markov boundaries: SES and TIE* (issue #28).
+
+1. Exactness with the oracle: random DAGs with duplicated nodes (a node copied, or
+   recoded, under a new name), a D-separation oracle (d-separation given the closure of
+   z under the copies, :class:`mbstat.ci.deterministic.DeterministicOracle`): the set
+   of boundaries TIE* finds equals the true Markov boundaries (the graph's blanket with
+   each member replaced by any of its copies), and SES's (symmetry="and") the true
+   parents-and-children sets; SES with MXM's default (symmetry="none") is scored too.
+2. hailfinder (``sample_network("hailfinder", rows, seed=1)``), every one of the 56
+   nodes: iamb_fdr's F1 against the graph's blanket beside TIE*'s best F1 among the
+   boundaries it reports; mmpc's F1 against the parents and children beside SES's best;
+   for the nine nodes with relabelings or deterministic functions, whether the graph's
+   blanket is among TIE*'s boundaries, or its members all in the reported classes; the
+   seconds for all nodes (ratio to iamb_fdr's).
+
+    python benchmarks/equivalent.py --quick     # 20 DAGs, hailfinder 5,000 rows
+    python benchmarks/equivalent.py             # 100 DAGs, hailfinder 5,000 and 20,000 rows
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import time
+
+import numpy as np
+import pandas as pd
+
+import mbstat
+from mbstat.bn import blanket_scores
+from mbstat.bn.random_networks import random_dag
+from mbstat.ci.deterministic import DeterministicOracle
+from mbstat.datasets import load_network, sample_network
+
+#: The hailfinder nodes of issue #28: three pairs of relabelings and three more functions
+#: of Scenario (their CPTs are 0/1 given their one parent).
+NINE = ("CombVerMo", "AreaMeso_ALS", "CompPlFcst", "CapChange", "Scenario", "ScnRelPlFcst",
+        "ScenRelAMCIN", "ScenRelAMIns", "ScenRel3_4")
+
+
+def duplicated_dag(n_nodes: int, seed: int, n_copies: int = 3):
+    """A random DAG (``random_dag``, at most 3 parents) with ``n_copies`` nodes copied under
+    new names (``X_c0``: a child of X that is a relabeling of it). Returns (network,
+    parents with the copies, groups of relabelings)."""
+    net = random_dag(n_nodes, seed=seed, max_parents=3)
+    parents = {v: tuple(net.parents[v]) for v in net.nodes}
+    rng = random.Random(seed)
+    groups = []
+    for i, s in enumerate(rng.sample(list(net.nodes), min(n_copies, n_nodes))):
+        parents[f"{s}_c{i}"] = (s,)
+        groups.append((s, f"{s}_c{i}"))
+    return net, parents, groups
+
+
+def true_sets(net, groups, target: str, kind: str) -> set:
+    """The true Markov boundaries ("mb") or parents-and-children sets ("pc") of a target
+    that has no copy: the graph's, each member replaced by any variable of its group."""
+    base = net.markov_blanket(target) if kind == "mb" else net.parents_children(target)
+    alt = {a: g for g in groups for a in g}
+    return {frozenset(c) for c in itertools.product(*[alt.get(x, (x,)) for x in sorted(base)])}
+
+
+def oracle_exactness(n_dags: int, n_nodes: int = 12) -> pd.DataFrame:
+    """Per learner: targets checked, exact (found set of sets == true set of sets)."""
+    counts = {k: [0, 0] for k in ("tie", "ses (symmetry='and')", "ses (symmetry='none')")}
+    for seed in range(n_dags):
+        net, parents, groups = duplicated_dag(n_nodes, seed)
+        oracle = DeterministicOracle.from_groups(parents, groups)
+        sources = {g[0] for g in groups}
+        for t in net.nodes:
+            if t in sources:  # a target with a copy: the copy alone is its boundary
+                continue
+            runs = (("tie", mbstat.tie(parents, t, test=oracle), "mb"),
+                    ("ses (symmetry='and')", mbstat.ses(parents, t, test=oracle, max_k=None,
+                                                        symmetry="and"), "pc"),
+                    ("ses (symmetry='none')", mbstat.ses(parents, t, test=oracle, max_k=None),
+                     "pc"))
+            for name, res, kind in runs:
+                got = {frozenset(b) for b in res.boundaries}
+                counts[name][0] += 1
+                counts[name][1] += got == true_sets(net, groups, t, kind)
+    return pd.DataFrame([(k, n, e, e / n) for k, (n, e) in counts.items()],
+                        columns=["learner", "targets", "exact", "rate"]).set_index("learner")
+
+
+def _best(boundaries, truth) -> float:
+    return max(blanket_scores(b, truth)["F1"] for b in boundaries)
+
+
+def hailfinder(rows: int, seed: int = 1) -> tuple:
+    """Per node F1s and seconds of iamb_fdr, tie, mmpc and ses on one sample."""
+    net = load_network("hailfinder")
+    data = sample_network("hailfinder", rows, seed=seed)
+    out = []
+    seconds = dict.fromkeys(("iamb_fdr", "tie", "mmpc", "ses"), 0.0)
+    for t in net.nodes:
+        mb, pc = net.markov_blanket(t), net.parents_children(t)
+        res = {}
+        for name in seconds:
+            start = time.perf_counter()
+            res[name] = mbstat.METHODS[name](data, t, progress=False)
+            seconds[name] += time.perf_counter() - start
+        tie, ses = res["tie"], res["ses"]
+        members = {v for c in tie.classes for v in c} | {v for b in tie.boundaries for v in b}
+        out.append((t, blanket_scores(res["iamb_fdr"].blanket, mb)["F1"],
+                    _best(tie.boundaries, mb), tie.n_boundaries,
+                    frozenset(mb) in {frozenset(b) for b in tie.boundaries},
+                    set(mb) <= members,
+                    blanket_scores(res["mmpc"].blanket, pc)["F1"], _best(ses.boundaries, pc),
+                    ses.n_boundaries))
+    frame = pd.DataFrame(out, columns=["node", "iamb_fdr", "tie_best", "tie_n", "mb_found",
+                                       "mb_in_classes", "mmpc", "ses_best", "ses_n"])
+    return frame.set_index("node"), seconds
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--dags", type=int, default=None)
+    parser.add_argument("--rows", default=None, help="comma-separated hailfinder sizes")
+    args = parser.parse_args(argv)
+    n_dags = args.dags or (20 if args.quick else 100)
+    rows = [int(r) for r in (args.rows or ("5000" if args.quick else "5000,20000")).split(",")]
+    print(f"== oracle: {n_dags} random DAGs of 12 nodes + 3 copies (D-separation oracle)")
+    print(oracle_exactness(n_dags).to_string(float_format=lambda v: f"{v:.3f}"))
+    for n in rows:
+        frame, seconds = hailfinder(n)
+        print(f"\n== hailfinder, {n} rows, seed 1, alpha 0.05, default tests")
+        print(frame.loc[list(NINE)].to_string(float_format=lambda v: f"{v:.3f}"))
+        mean = frame[["iamb_fdr", "tie_best", "mmpc", "ses_best"]].mean()
+        print(f"mean F1 over {len(frame)} nodes: iamb_fdr {mean['iamb_fdr']:.3f}, TIE* best "
+              f"{mean['tie_best']:.3f} (+{mean['tie_best'] - mean['iamb_fdr']:.3f}); mmpc (PC) "
+              f"{mean['mmpc']:.3f}, SES best {mean['ses_best']:.3f} "
+              f"(+{mean['ses_best'] - mean['mmpc']:.3f})")
+        nine = frame.loc[list(NINE)]
+        print(f"nine nodes: graph blanket among TIE*'s boundaries {int(nine['mb_found'].sum())}"
+              f"/9, its members all in TIE*'s classes or boundaries "
+              f"{int(nine['mb_in_classes'].sum())}/9")
+        base = seconds["iamb_fdr"]
+        print("seconds for all nodes: " + ", ".join(
+            f"{k} {v:.1f} ({v / base:.1f}x iamb_fdr)" for k, v in seconds.items()))
+        print(f"boundaries per node: TIE* mean {frame['tie_n'].mean():.2f} (max "
+              f"{frame['tie_n'].max()}), SES mean {frame['ses_n'].mean():.2f} (max "
+              f"{frame['ses_n'].max()})")
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()

@@ -1,0 +1,373 @@
+"""SES: statistically equivalent signatures (Lagani, Athineou, Farcomeni, Tsagris &
+Tsamardinos 2017, "Feature selection with the R package MXM: discovering statistically
+equivalent feature subsets", J. Stat. Softw. 80(7); Tsamardinos, Lagani & Pappas 2012).
+
+The reading followed is MXM's code (``R/SES.R`` -> ``R/InternalSES.R`` with
+``R/IdentifyEquivalence.R``, ``R/identifyTheEquivalent.R``, ``R/max_min_assoc.R``,
+``R/min_assoc.R``, ``R/compare_p_values.R``; MXM 1.5.5), line by line below.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+from .._validation import check_choice, check_int
+from ..results.equivalent import EquivalentResult, count_boundaries, generate_boundaries
+from ._equivalence import determinism_frame, determinism_notes, equivalence_frame
+from .learners import Found, Learner, Run
+
+__all__ = ["ses"]
+
+SYMMETRY = ("none", "and")
+
+
+def _check_args(max_k=3, max_boundaries=100, symmetry="none") -> dict:
+    return {"max_k": check_int("max_k", max_k, low=1, allow_none=True),
+            "max_boundaries": check_int("max_boundaries", max_boundaries, low=1),
+            "symmetry": check_choice("symmetry", symmetry, SYMMETRY)}
+
+
+def _weaker(p_new, s_new, p_old, s_old) -> bool:
+    """Whether a test (log p, statistic) is weaker evidence than the one kept: MXM's
+    ``!compare_p_values(new, old)`` (larger p-value; equal p-values: not a larger
+    statistic). A NaN keeps the old one (compare_p_values returns FALSE on NA; the
+    negation then replaces: MXM's min_assoc does; we keep the old value instead, so a
+    test that could not be computed never decides)."""
+    if p_new != p_new or p_old != p_old:
+        return False
+    if p_new == p_old:
+        return not (s_new > s_old)
+    return p_new > p_old
+
+
+def _stronger(p_new, s_new, p_old, s_old) -> bool:
+    """MXM's ``compare_p_values(new, old)``: a smaller p-value, or equal and a larger
+    statistic."""
+    if p_new != p_new or p_old != p_old or s_new != s_new or s_old != s_old:
+        return False
+    if p_new == p_old:
+        return s_new > s_old
+    return p_new < p_old
+
+
+class _SES:
+    """One SES search on a run's tester (target ``target``, candidates ``pool``).
+
+    ``record`` (the run's own target) writes the decisions to the run's ledger and trace;
+    the searches of other variables (symmetry="and") keep their own."""
+
+    def __init__(self, run: Run, target, pool, max_k, record: bool):
+        self.run, self.tester, self.target = run, run.tester, target
+        self.pool = list(pool)
+        self.cap = max_k if run.max_sx is None else (
+            run.max_sx if max_k is None else min(max_k, run.max_sx))
+        self.record = record
+        self.logp: dict = {}
+        self.stat: dict = {}
+        self.weakest: dict = {}  # the test of the weakest association kept
+        self.queues = {x: [x] for x in self.pool}
+        self.selected: list = []  # in order of addition
+        self.remaining: list = []
+        self.last = None
+        self.equivalences: list = []  # (member, stands_for, phase, result)
+        self.fixed = tuple(run.whitelist) if record else ()
+        self.capped = False
+
+    def phase(self, name):
+        return name if self.record else f"ses({self.target}): {name}"
+
+    def keep(self, x, result, phase):
+        if self.record:
+            self.run.ledger.keep(x, result, phase)
+
+    def exclude(self, x, result, phase):
+        if self.record:
+            self.run.ledger.exclude(x, result, phase)
+            self.run.trace.append((phase, "remove", x, result))
+
+    def update(self, x, result) -> None:
+        """MXM: ``if (compare_p_values(pvalues[cvar], cur)) pvalues[cvar] = cur``: keep
+        the weakest association seen (the max-min association)."""
+        lp = 0.0 if result.skipped else float(result.log_pvalue)
+        st = float(result.statistic)
+        if x not in self.logp or _weaker(lp, st, self.logp[x], self.stat[x]):
+            self.logp[x], self.stat[x], self.weakest[x] = lp, st, result
+
+    def subsets(self, cs):
+        """IdentifyEquivalence / min_assoc: the subsets of ``cs`` that hold the last
+        variable added, by size 1..k (k = min(max_k, |cs|)), the others in
+        ``nchoosek`` order (``tempCS = setdiff(cs, lastvar)``; ``rbind(subset, lastvar)``).
+        """
+        others = [v for v in cs if v != self.last]
+        k = len(cs) if self.cap is None else min(self.cap, len(cs))
+        if self.cap is not None and len(cs) > self.cap:
+            self.capped = True
+        for size in range(1, k + 1):
+            for combo in combinations(others, size - 1):
+                yield (*combo, self.last)
+
+    # ------------------------------------------------------------------ the search
+    def run_search(self):
+        """InternalSES.R: the univariate tests, then the loop of IdentifyEquivalence and
+        max_min_assoc, then a last IdentifyEquivalence."""
+        tester, target = self.tester, self.target
+        free = [x for x in self.pool if x not in self.fixed]
+        if self.pool:
+            batch = tester.test_many(self.pool, target, (), phase=self.phase("univariate"))
+            for i, x in enumerate(self.pool):
+                self.update(x, batch[i])
+            dependent = ~np.asarray(batch.independent)
+        else:
+            dependent = np.zeros(0, dtype=bool)
+        for i, x in enumerate(self.pool):  # remainingVars[pvalues > threshold] = 0
+            if x in self.fixed:
+                continue
+            if dependent[i]:
+                self.remaining.append(x)
+            else:
+                self.exclude(x, batch[i], self.phase("univariate"))
+        for x in self.fixed:  # whitelisted: selected first, in the order given
+            self.add(x, None)
+        if not self.selected:
+            if not self.remaining:  # min(pvalues) > threshold: no associations
+                return
+            # which.min(pvalues): the smallest p-value, the first in candidate order
+            position = {x: i for i, x in enumerate(free)}
+            first = min(self.remaining, key=lambda x: (self.logp[x], position[x]))
+            self.add(first, batch[self.pool.index(first)])
+        while self.remaining:  # loop = any(as.logical(remainingVars))
+            self.identify_equivalence()
+            best = self.max_min_assoc()
+            if best is not None:  # selectedPvalue <= threshold: add it
+                self.add(best, None)
+        self.identify_equivalence()  # "lets find the variables to be discarded"
+
+    def add(self, x, result) -> None:
+        if x in self.remaining:
+            self.remaining.remove(x)
+        self.selected.append(x)
+        self.last = x
+        if self.record:
+            self.run.trace.append((self.phase("forward"), "add", x, result))
+            if x not in self.fixed:  # its max-min association: the weakest test so far
+                self.keep(x, self.weakest[x], self.phase("forward"))
+            else:
+                self.run.ledger.keep(x, None, "whitelist")
+
+    def identify_equivalence(self) -> None:
+        """IdentifyEquivalence.R: every selected or remaining variable but the last added
+        is tested given the subsets of the selected ones (without it) that hold the last
+        added; at the first independence it leaves for good, and identifyTheEquivalent
+        looks for the member of that separating set it can stand for.
+
+        Reading chosen (batching): MXM visits the variables in column order, the
+        selected and the remaining ones mixed; here the selected ones first (in column
+        order, one test at a time, as MXM), then every remaining one together, one batch
+        per subset. The subsets a remaining variable is tested given are the same unless
+        a selected variable of larger column index leaves in the same pass: MXM tests
+        it given subsets without that variable, this reading given subsets with it too
+        (more separating sets tried; the same with the oracle)."""
+        if self.last is None:
+            return
+        order = {x: i for i, x in enumerate(self.pool)}
+        for cvar in sorted(self.selected, key=order.get):
+            if cvar == self.last or cvar in self.fixed or cvar not in self.selected:
+                continue
+            cs = [v for v in sorted(self.selected, key=order.get) if v != cvar]
+            for z in self.subsets(cs):
+                res = self.tester.test(cvar, self.target, z, phase=self.phase("equivalence"))
+                self.update(cvar, res)
+                if res.independent:
+                    self.selected.remove(cvar)
+                    self.exclude(cvar, res, self.phase("equivalence"))
+                    self.identify_the_equivalent(cvar, z)
+                    break
+                self.keep(cvar, res, self.phase("equivalence"))
+        open_ = sorted(self.remaining, key=order.get)
+        cs = sorted(self.selected, key=order.get)
+        for z in self.subsets(cs):
+            if not open_:
+                break
+            batch = self.tester.test_many(open_, self.target, z,
+                                          phase=self.phase("equivalence"))
+            independent = np.asarray(batch.independent)
+            for i, cvar in enumerate(list(open_)):
+                res = batch[i]
+                self.update(cvar, res)
+                if independent[i]:
+                    open_.remove(cvar)
+                    self.remaining.remove(cvar)
+                    self.exclude(cvar, res, self.phase("equivalence"))
+                    self.identify_the_equivalent(cvar, z)
+
+    def identify_the_equivalent(self, cvar, z) -> None:
+        """identifyTheEquivalent.R: for each w of the separating set z (in its order), w
+        against the target given z without w and with cvar; at the first independence
+        cvar (with the variables already equivalent to it) joins w's queue: cvar can
+        stand for w."""
+        for w in z:
+            if w == cvar:
+                continue
+            zprime = (*[v for v in z if v != w], cvar)
+            res = self.tester.test(w, self.target, zprime, phase=self.phase("equivalent"))
+            if res.independent:
+                self.queues[w].extend(self.queues[cvar])
+                self.equivalences.append((cvar, w, "equivalent", res))
+                break
+
+    def max_min_assoc(self):
+        """max_min_assoc.R / min_assoc.R: each remaining variable's weakest association
+        over the subsets with the last added (the tests were made by
+        identify_equivalence: no new test), the variable of the strongest such association
+        is returned (compare_p_values: smaller p, then larger statistic; the first in
+        column order on ties); those independent given some subset left already."""
+        best, best_p, best_s = None, 2.0, 0.0  # selected_pvalue = 2, selected_stat = 0
+        for x in self.remaining:
+            if _stronger(self.logp[x], self.stat[x], best_p, best_s):
+                best, best_p, best_s = x, self.logp[x], self.stat[x]
+        if best is None and self.remaining:  # only NaN associations: none can be chosen
+            for x in list(self.remaining):
+                self.remaining.remove(x)
+        return best
+
+    def classes(self) -> list:
+        """The selected variables' queues (``unique``), in MXM's ``selectedVarsOrder``
+        (by their weakest association, strongest first)."""
+        order = sorted(self.selected, key=lambda x: (self.logp[x], -self.stat[x]))
+        return [tuple(dict.fromkeys(self.queues[x])) for x in order]
+
+
+def _members(search: _SES) -> set:
+    return {v for c in search.classes() for v in c}
+
+
+def _search(run: Run, max_k=3, max_boundaries=100, symmetry="none") -> Found:
+    """SES on the run's target; with ``symmetry="and"``, each member of a class is kept
+    only when the target is among the members of its own SES (MMPC's symmetry
+    correction, Tsamardinos et al. 2003 Figure 3, applied to every variable of a
+    class), the SES of a member searched without the other members of its class (each
+    of them determines it, and would separate it from everything)."""
+    s = _SES(run, run.target, run.candidates, max_k, record=True)
+    s.run_search()
+    classes = s.classes()
+    notes = []
+    if symmetry == "and":
+        memo = {}
+        kept = []
+        for c in classes:
+            alive = []
+            for x in c:
+                if x in run.whitelist:
+                    alive.append(x)
+                    continue
+                other = memo.get(x)
+                if other is None:
+                    # x's own class left out: a variable that determines x would
+                    # separate it from everything
+                    pool = [v for v in [run.target, *run.candidates] if v not in c]
+                    other = memo[x] = _SES(run, x, pool, max_k, record=False)
+                    other.run_search()
+                if run.target in _members(other):
+                    alive.append(x)
+            if alive:
+                kept.append(tuple(alive))
+        dropped = [x for c in classes for x in c if not any(x in k for k in kept)]
+        for x in dropped:
+            if x in s.selected:
+                d = run.ledger.decision(x)
+                run.ledger.exclude(x, d.result if d else None, "symmetry")
+                run.trace.append(("symmetry", "remove", x, None))
+        if dropped:
+            notes.append(f"Note: the symmetry correction removed {', '.join(dropped)} (the "
+                         "target is not in their own SES).")
+        classes = kept
+    selected = [c[0] for c in classes]
+    for x in selected:  # a class whose first member left: its next one stands in
+        d = run.ledger.decision(x)
+        if d is None or d.decision != "keep":
+            run.ledger.keep(x, d.result if d is not None else None, "equivalent")
+    equivalences = [row for row in s.equivalences
+                    if any(row[0] in c and row[1] in c for c in classes)]
+    n = count_boundaries(classes)
+    boundaries = generate_boundaries(classes, max_boundaries)
+    pairs = [(a, (b,)) for c in classes for a in c for b in c if a != b]
+    det = determinism_frame(run.tester.dataset, pairs)
+    notes += list(determinism_notes(det, run.target))
+    if s.capped:
+        notes.append(f"Note: conditioning sets were capped at max_k = {s.cap}; larger "
+                     "separating sets were not searched.")
+    if n > len(boundaries):
+        notes.append(f"Note: {n} signatures; the first {len(boundaries)} are listed "
+                     "(max_boundaries).")
+    return Found(selected, parents_children=selected, notes=tuple(notes),
+                 extra={"classes": tuple(classes), "boundaries": boundaries,
+                        "n_boundaries": n, "equivalences": equivalence_frame(equivalences),
+                        "deterministic": det, "max_boundaries": max_boundaries})
+
+
+SES = Learner("ses", "ci", "statistically equivalent signatures (SES)", search=_search,
+              check=_check_args, result=EquivalentResult)
+
+
+@SES.front_end
+def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
+        symmetry="none", backend=None, candidates=None, whitelist=None, blacklist=None,
+        max_sx=None, discretize=None, na="raise", progress=None,
+        **test_args) -> EquivalentResult:
+    """Statistically equivalent signatures (SES; Lagani et al. 2017, MXM's ``SES``).
+
+    MMPC's max-min search (Tsamardinos et al. 2003) that keeps, for every variable it
+    removes, the selected variable it can replace: when X is independent of T given a
+    subset Z of the selected variables, each W of Z is tested against T given
+    Z \\ {W} u {X}; at the first independence X joins W's *queue* (X can stand for W).
+    The signatures are one member of each queue of the selected variables
+    (``expand.grid`` of the queues): parents-and-children sets of T, not blankets
+    (use :func:`mbstat.tie` for Markov boundaries).
+
+    MXM's algorithm (``InternalSES.R``): 1. test every candidate against T alone; keep
+    the dependent ones, select the one of smallest p-value; 2. IdentifyEquivalence:
+    test every selected or remaining variable but the last selected given the subsets
+    (size <= ``max_k``) of the selected ones that hold the last selected; the first
+    independence removes it and runs identifyTheEquivalent; 3. max_min_assoc: select
+    the remaining variable whose weakest association (largest p-value over those
+    subsets, ties by the smaller statistic) is strongest; 4. repeat 2-3 while any
+    remain; 5. a last IdentifyEquivalence.
+
+    Parameters
+    ----------
+    data, target, test
+        As in :func:`mbstat.iamb` (``test="oracle"`` with a BayesianNetwork, or a
+        :class:`mbstat.ci.deterministic.DeterministicOracle` as the test).
+    alpha : float
+        Significance level (MXM's ``threshold``).
+    max_k : int or None
+        Largest conditioning set (MXM's default 3); None: every subset.
+    max_boundaries : int
+        How many signatures are listed (their count is reported whatever it is).
+    symmetry : {"none", "and"}
+        "none" (default): MXM's SES, no symmetry correction; "and": a member of a class
+        is kept only when T is in its own SES (MMPC's correction; one more SES per
+        member), which removes MMPC-bar's false positives.
+    backend, candidates, whitelist, blacklist, max_sx, discretize, na, progress, **test_args
+        As in :func:`mbstat.iamb`. Whitelisted features are selected from the start
+        and never removed.
+
+    Returns
+    -------
+    EquivalentResult
+        ``blanket``/``parents_children``: one member of each class (MXM's
+        ``selectedVars``); ``classes`` (MXM's ``queues``); ``boundaries`` (MXM's
+        ``signatures``) and ``n_boundaries``; ``equivalences``: for each equivalence the
+        test of W given Z \\ {W} u {X} that shows it; ``deterministic``: the relations
+        between members of a class that are (near) functions of each other (notes).
+        ``evidence`` as in :func:`mbstat.mmpc`.
+
+    Notes
+    -----
+    MXM could not be installed here (its dependencies Rfast, Rfast2 and others are not
+    packaged by Debian, and CRAN is not reachable); this reading was checked by hand
+    against MXM 1.5.5's R code (the files above), with these choices stated:
+    ``identify_equivalence`` batches the remaining variables (see its docstring); a test
+    that could not be computed (NaN) never updates an association.
+    """
