@@ -1,10 +1,10 @@
-"""The conditional Gaussian likelihood-ratio test ``mi-cg``, as bnlearn's.
+"""The conditional Gaussian likelihood-ratio test ``mi-cg``, after bnlearn's.
 
 A conditional Gaussian (CG) model (Lauritzen & Wermuth 1989) lets each continuous variable
 be a linear regression on the continuous variables it depends on, with its own intercept,
 slopes and residual variance in each configuration of the discrete ones. bnlearn's
 ``mi-cg`` test (src/tests/conditional.gaussian/cg.mutual.information.c, dispatched by
-``c_micg_chisq`` in src/tests/patterns/ctest.c, bnlearn 5.2.1) compares the CG
+``c_micg_chisq`` in src/tests/patterns/ctest.c, bnlearn 4.9 to 5.2.1) compares the CG
 log-likelihoods of two nested models; with z split into its discrete part zd (``L``
 declared configurations, 1 when there is none) and its continuous part zc (``q`` columns):
 
@@ -14,16 +14,28 @@ declared configurations, 1 when there is none) and its continuous part zc (``q``
 * one discrete (``k`` levels), one continuous: the continuous one regressed on zc within
   the strata of (discrete, zd) against within those of zd; df = (k - 1) L (q + 2).
 * both discrete, zc empty: the G2 test of x and y given zd (bnlearn df).
-* both discrete, zc not empty: by the chain rule,
-  I(x; y | zd, zc) = I(x; y | zd) + I(y; zc | x, zd) - I(y; zc | zd), the last two terms
-  from the Gaussian log-likelihoods of zc (a multivariate Gaussian per stratum, fitted as
-  a chain of regressions as bnlearn does). *Reading*: bnlearn's ``c_cmicg_unroll`` passes
-  x alone as the strata of both chain-rule terms, so that the x terms cancel and its
-  statistic is G2(x; y | zd) + 2n I(y; zc | zd); we use the chain rule above.
-  df = (kx - 1)(ky - 1) L (1 + q (q + 3) / 2), the parameters of the CG model of
-  (x, y, zc) given zd beyond those of its factorization under independence. This
-  statistic is not the likelihood ratio of nested models, so its chi-square is an
-  approximation (its level is measured in vignettes/mixed_tests.py).
+* both discrete, zc not empty: **mbstat departs from bnlearn** (below). Within each
+  configuration of zd, the pair (x, y) is regressed on zc by a multinomial logit over its
+  ``kx ky`` cells, against the product of the logits of x alone and of y alone; the
+  linear predictors are quadratic in zc (the log of a ratio of Gaussian densities with
+  cell-specific means and covariances is quadratic, so that this is the conditional law
+  of (x, y) given z in every CG model in which zc depends on x, y and zd, the discrete
+  variables being parents of the continuous ones, as in bnlearn's CG networks). The
+  product is the null family (the logits' interaction terms of x and y zero), so the
+  statistic is the likelihood ratio of nested models, symmetric in x and y; df =
+  (kx - 1)(ky - 1) L (1 + q (q + 3) / 2), the interaction coefficients per stratum.
+  With q = 0 it is the G2 test above (the saturated multinomial per stratum).
+
+*Departure from bnlearn* (discrete x and y, a continuous z). bnlearn's
+``c_cmicg_unroll`` passes x alone as the strata of both chain-rule terms, so that x
+cancels: its statistic is G2(x; y | zd) + 2 [ll(zc | y, zd) - ll(zc | zd)] (the Gaussian
+chain-rule log-likelihoods of zc), on df (kx - 1)(ky - 1) L + L' (ky - 1) q (q + 3) / 2
+(L' = 0 when zd is empty). The second term measures y against zc, not x against y: on
+bnlearn's ``clgaussian.test`` F and A given D (d-separated in its network) get 14,740
+on 1 df, the dependence of D on A. An earlier mbstat used the chain rule
+I(x; y | zd) + I(y; zc | x, zd) - I(y; zc | zd) with Gaussian terms, which is not a
+likelihood ratio and can be negative (A and F given {G, D}, dependent through their
+common child G, gave 0). Every other configuration equals bnlearn's statistic.
 
 Statistic ``2 (loglik1 - loglik0)``, as bnlearn, with bnlearn's residual standard errors
 ``sqrt(RSS / (n_s - p))`` (p coefficients in a stratum of n_s rows) in the Gaussian
@@ -31,20 +43,42 @@ densities, which is why it is not the deviance of maximum-likelihood fits. A sin
 model (a residual standard error below sqrt(machine epsilon) or a stratum with no more
 rows than coefficients) gives a statistic of 0, as bnlearn ("if the null model is
 singular, the alternative model is even more singular").
+
+*Small samples* (``correction``). In the Gaussian configurations each residual sum of
+squares is, under the null and given the design, sigma^2 chi2 on nu = n_s - p degrees of
+freedom, sigma^2 common to a null stratum; the alternative's sums divided by the null's
+are Dirichlet, so that the statistic's null mean and variance given the design are exact:
+mean = sum over fits of +-(n h(nu) + nu), h(nu) = psi(nu / 2) + log(2 / nu), and
+variance = sum of -+n^2 psi'(nu / 2), plus for the null fits and minus for the
+alternative ones (E log chi2_nu = psi(nu / 2) + log 2, var log chi2_nu = psi'(nu / 2)).
+``"moments"`` (default) takes the p-value of the scaled chi-square a chi2_f with that mean
+and variance (a = var / (2 mean), f = 2 mean^2 / var, reported as df; Satterthwaite
+1946); ``"bartlett"`` the chi-square on the parameters that the alternative adds in the
+observed strata at statistic * df / mean (Bartlett 1937; Lawley 1956); ``None``
+bnlearn's plain chi-square on bnlearn's df. The statistic is bnlearn's in every case; the
+logit configuration keeps the plain chi-square.
 """
 from __future__ import annotations
 
 import numpy as np
+from scipy import special
 
 from ._design import (MACHINE_TOL, PermutableTest, chi2_table, column_values, combine,
                       group_sums, grouped_residuals, grouped_rss, is_discrete, strata)
+from .base import ASYMPTOTIC
 
-__all__ = ["ConditionalGaussian", "cg_loglik"]
+__all__ = ["ConditionalGaussian", "cg_loglik", "pair_logit_lr", "CORRECTIONS"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 #: A continuous x whose residual given zc has a sd below this share of its root mean
 #: square in a stratum is constant there (rounding: about 1e-16).
 _FLAT = 1e-12
+#: ``correction`` of mi-cg's chi-square: Bartlett's mean correction (default) or none.
+CORRECTIONS = ("moments", "bartlett", None)
+_NOTES = {"moments": "Gaussian fits: p-value of the scaled chi-square a chi2_df with the "
+                     "statistic's exact null mean and variance given the design",
+          "bartlett": "Gaussian fits: p-value of the chi-square at statistic * df / mean, "
+                      "mean the statistic's exact null mean given the design (Bartlett)"}
 
 
 def cg_loglik(rss, counts, p: int) -> np.ndarray:
@@ -64,6 +98,17 @@ def cg_loglik(rss, counts, p: int) -> np.ndarray:
     return ll
 
 
+def null_moments(counts, p: int) -> np.ndarray:
+    """Sums over the strata of ``counts`` rows with more rows than the ``p`` coefficients of
+    ``n h(nu) + nu`` and ``n^2 psi'(nu / 2)`` (nu = n - p, h(nu) = psi(nu / 2) + log(2 / nu)):
+    a fit's share of the null mean and variance of the statistic (module docstring)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    counts = counts[counts > p]
+    nu = counts - p
+    return np.array([np.sum(counts * (special.digamma(nu / 2.0) + np.log(2.0 / nu)) + nu),
+                     np.sum(counts ** 2 * special.polygamma(1, nu / 2.0))])
+
+
 def _lr(ll1, ll0) -> np.ndarray:
     """2 (ll1 - ll0), 0 where either model is singular (bnlearn's rule)."""
     ok = np.isfinite(ll1) & np.isfinite(ll0)
@@ -71,29 +116,69 @@ def _lr(ll1, ll0) -> np.ndarray:
         return np.where(ok, 2.0 * (ll1 - ll0), 0.0)
 
 
-def _mvn_loglik(Zc, g, G) -> float:
-    """Log-likelihood of the columns of Zc (n, q) as a Gaussian per stratum of g, by the
-    chain rule: column i regressed on [1, columns after i] (as bnlearn's unrolled test)."""
+def _quadratic_basis(Zc) -> np.ndarray:
+    """An orthonormal basis of [1, zc, the products zc_i zc_j (i <= j)] over the rows of
+    Zc (columns centred and scaled first, so that units never decide the rank; singular
+    values below 1e-9 of the largest dropped)."""
     n, q = Zc.shape
+    sd = Zc.std(axis=0)
+    Zs = (Zc - Zc.mean(axis=0))[:, sd > 0] / sd[sd > 0]
+    iu, ju = np.triu_indices(Zs.shape[1])
+    M = np.column_stack([np.ones(n), Zs, Zs[:, iu] * Zs[:, ju]])
+    u, s, _ = np.linalg.svd(M / np.sqrt(n), full_matrices=False)
+    return u[:, s > 1e-9 * s[0]] * np.sqrt(n)
+
+
+def _multinomial_loglik(F, codes) -> float:
+    """Maximized log-likelihood of the multinomial logit of ``codes`` on the design F
+    (classes that do not occur dropped: their fitted probability is 0)."""
+    from .regression import fit_logit
+
+    observed = np.unique(codes)
+    if len(observed) < 2:
+        return 0.0
+    Y = (codes[:, None] == observed[None, :]).astype(np.float64)
+    return float(fit_logit(F[None], Y)[0][0])
+
+
+def pair_logit_lr(cx, kx: int, cy, ky: int, g, G: int, Zc) -> float:
+    """Twice the log-likelihood ratio of the multinomial logit of the pair (x, y) on
+    [1, zc, zc zc'] within each stratum of ``g`` against the product of the logits of x
+    and of y alone (codes ``cx``, ``cy`` of ``kx`` and ``ky`` levels). With no column in
+    Zc it is the G2 test of x and y given the strata."""
+    order = np.argsort(g, kind="stable")
+    bounds = np.cumsum(np.bincount(g, minlength=G))[:-1]
+    pair = cx.astype(np.int64) * ky + cy
     total = 0.0
-    for i in range(q):  # a loop over the q conditioning columns
-        D = np.column_stack([np.ones(n), Zc[:, i + 1:]])
-        rss, counts = grouped_rss(Zc[:, i:i + 1], D, g, G)
-        total += float(cg_loglik(rss, counts, D.shape[1])[0])
-    return total
+    for idx in np.split(order, bounds):  # one set of fits per configuration of zd
+        if len(idx) < 2:
+            continue
+        F = _quadratic_basis(Zc[idx])
+        total += 2.0 * (_multinomial_loglik(F, pair[idx]) - _multinomial_loglik(F, cx[idx])
+                        - _multinomial_loglik(F, cy[idx]))
+    return max(total, 0.0)
 
 
 class ConditionalGaussian(PermutableTest):
-    """Conditional Gaussian likelihood-ratio test (bnlearn's ``mi-cg``).
+    """Conditional Gaussian likelihood-ratio test (after bnlearn's ``mi-cg``).
 
     Assumptions: within each configuration of the discrete variables, each continuous
     variable is Gaussian and linear in the continuous ones (a CG network); the chi-square
     holds when every stratum has many more rows than coefficients. Any mix of discrete and
     continuous x, y and z; x is one variable. See the module docstring for the statistic
-    and df in each case.
+    and df in each case, and for where it departs from bnlearn (discrete x and y given a
+    continuous z).
 
-    ``calibration``, ``B`` and ``seed``: the chi-square (default) or permutations
-    (:class:`~mbstat.ci._design.PermutableTest`).
+    Parameters
+    ----------
+    correction : {"moments", "bartlett", None}
+        "moments" (default): the p-value of a scaled chi-square with the statistic's exact
+        null mean and variance in the Gaussian configurations; "bartlett": the chi-square
+        of the statistic scaled to its exact null mean; None: bnlearn's plain chi-square
+        on bnlearn's df (module docstring).
+    calibration, B, seed
+        The chi-square (default) or permutations
+        (:class:`~mbstat.ci._design.PermutableTest`).
     """
 
     name = "mi-cg"
@@ -102,12 +187,21 @@ class ConditionalGaussian(PermutableTest):
     kind = "mixed"
     joint_x = False
     symmetric = True
+    own_arguments = ("correction",)
+
+    def __init__(self, correction="moments", calibration="asymptotic", B=1000, seed=None):
+        super().__init__(calibration, B, seed)
+        if correction not in CORRECTIONS:
+            raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
+        self.correction = correction
+        if correction is not None:
+            self.notes = {**self.notes, ASYMPTOTIC: _NOTES[correction]}
 
     def check(self, tester, columns) -> None:
         pass  # any kinds
 
     def asymptotic(self, tester, xs, y, z):
-        """The results table with chi-square p-values."""
+        """The results table with chi-square p-values (small-sample corrected by default)."""
         ds = tester.dataset
         n = tester.n
         zd = [j for j in z if is_discrete(ds, j)]
@@ -118,6 +212,10 @@ class ConditionalGaussian(PermutableTest):
         cols = [xk[0] for xk in xs]
         stat = np.zeros(len(cols))
         df = np.zeros(len(cols))
+        # the exact null mean of each Gaussian statistic and the parameters it adds in
+        # the observed strata (nan: no Gaussian fit, the plain chi-square)
+        moments = np.full((len(cols), 2), np.nan)
+        added = np.zeros(len(cols))
         disc = np.array([is_discrete(ds, j) for j in cols], dtype=bool)
         cont_pos, disc_pos = np.flatnonzero(~disc), np.flatnonzero(disc)
         if not is_discrete(ds, y):
@@ -141,6 +239,7 @@ class ConditionalGaussian(PermutableTest):
                 ll1 = cg_loglik(np.maximum(rss1, 0.0).T, counts, p + 1)
                 stat[cont_pos] = _lr(ll1, ll0)
                 df[cont_pos] = L
+                moments[cont_pos], added[cont_pos] = _continuous_pair_moments(counts, p, flat)
             if len(disc_pos):  # y on zc within strata of (x, zd) vs of zd
                 rss0, counts0 = grouped_rss(yv, D, g0, G0)
                 ll0 = cg_loglik(rss0, counts0, p)
@@ -149,6 +248,8 @@ class ConditionalGaussian(PermutableTest):
                     rss1, counts1 = grouped_rss(yv, D, g1, G1)
                     stat[i] = _lr(cg_loglik(rss1, counts1, p), ll0)[0]
                     df[i] = (ds.level_counts[cols[i]] - 1) * L * (q + 2)
+                    moments[i] = (null_moments(counts0, p) - null_moments(counts1, p)) * [1, -1]
+                    added[i] = (G1 - G0) * (p + 1)
         else:
             ky = ds.level_counts[y]
             if len(cont_pos):  # each x on zc within strata of (y, zd) vs of zd
@@ -158,23 +259,66 @@ class ConditionalGaussian(PermutableTest):
                 rss1, counts1 = grouped_rss(X, D, gy, Gy)
                 stat[cont_pos] = _lr(cg_loglik(rss1, counts1, p), cg_loglik(rss0, counts0, p))
                 df[cont_pos] = (ky - 1) * L * (q + 2)
+                moments[cont_pos] = (null_moments(counts0, p)
+                                     - null_moments(counts1, p)) * [1, -1]
+                added[cont_pos] = (Gy - G0) * (p + 1)
             if len(disc_pos):
-                from .contingency import ContingencyTest
-
-                g2 = ContingencyTest("g2", "bnlearn", calibration="asymptotic").batch(
-                    tester, [xs[i] for i in disc_pos], y, tuple(zd))
-                stat[disc_pos] = g2["statistic"]
                 kx = np.array([ds.level_counts[cols[i]] for i in disc_pos], dtype=np.float64)
-                df[disc_pos] = (kx - 1) * (ky - 1) * L
-                if q:
+                df[disc_pos] = (kx - 1) * (ky - 1) * L * (1 + q * (q + 3) / 2)
+                if q:  # the pair's logit against the product of the two (module docstring)
                     Zc = column_values(ds, zc)
-                    gy, Gy = combine(ds.codes[:, y], ky, g0, G0)
-                    base = _mvn_loglik(Zc, gy, Gy) - _mvn_loglik(Zc, g0, G0)
-                    for j, i in enumerate(disc_pos):  # I(y; zc | x, zd) per candidate
+                    cy = ds.codes[:, y]
+                    for i in disc_pos:  # one set of fits per candidate
                         x = cols[i]
-                        gx, Gx = combine(ds.codes[:, x], ds.level_counts[x], g0, G0)
-                        gxy, Gxy = combine(ds.codes[:, x], ds.level_counts[x], gy, Gy)
-                        extra = _mvn_loglik(Zc, gxy, Gxy) - _mvn_loglik(Zc, gx, Gx) - base
-                        stat[i] = stat[i] + 2.0 * extra if np.isfinite(extra) else 0.0
-                    df[disc_pos] *= 1 + q * (q + 3) / 2
-        return chi2_table(stat, df, n)
+                        stat[i] = pair_logit_lr(ds.codes[:, x], ds.level_counts[x], cy, ky,
+                                                g0, G0, Zc)
+                else:
+                    from .contingency import ContingencyTest
+
+                    g2 = ContingencyTest("g2", "bnlearn", calibration="asymptotic").batch(
+                        tester, [xs[i] for i in disc_pos], y, tuple(zd))
+                    stat[disc_pos] = g2["statistic"]
+        table = chi2_table(stat, df, n)
+        if self.correction is not None:
+            table = _bartlett(table, stat, moments, added, self.correction)
+        return table
+
+
+def _continuous_pair_moments(counts, p: int, flat):
+    """Null means and variances (k, 2) and added parameters (k,) of the statistics of k
+    continuous x against a continuous y within strata of ``counts`` rows (``flat`` (G, k):
+    x constant given zc in a stratum, where the statistic is the constant
+    n log(nu1 / nu0) + 1)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    used = counts > p + 1
+    n = counts[used][:, None]
+    flat = flat[used]
+    nu0, nu1 = n - p, n - p - 1
+    h = lambda nu: special.digamma(nu / 2.0) + np.log(2.0 / nu)
+    mean = np.where(flat, n * np.log(nu1 / nu0), n * (h(nu0) - h(nu1))) + 1.0
+    var = np.where(flat, 0.0, n ** 2 * (special.polygamma(1, nu1 / 2.0)
+                                        - special.polygamma(1, nu0 / 2.0)))
+    return (np.column_stack([mean.sum(axis=0), var.sum(axis=0)]),
+            (~flat).sum(axis=0).astype(float))
+
+
+def _bartlett(table, stat, moments, added, correction):
+    """``table`` with the Gaussian statistics' p-values corrected: ``"bartlett"``, the
+    chi-square on ``added`` df (the parameters the alternative adds in the observed strata)
+    at stat * added / mean; ``"moments"``, the scaled chi-square a chi2_f with the null mean
+    and variance (a = var / (2 mean), f = 2 mean^2 / var; Satterthwaite 1946)."""
+    from .contingency import chi2_sf_logsf
+
+    mean, var = moments[:, 0], moments[:, 1]
+    use = np.isfinite(mean) & (mean > 0) & (added > 0) & (stat > 0) & (var > 0)
+    if not use.any():
+        return table
+    if correction == "moments":
+        f = 2.0 * mean[use] ** 2 / var[use]
+        scaled = stat[use] * 2.0 * mean[use] / var[use]
+    else:
+        f = added[use]
+        scaled = stat[use] * f / mean[use]
+    p, log_p = chi2_sf_logsf(scaled, np.ascontiguousarray(f))
+    table["pvalue"][use], table["log_pvalue"][use], table["df"][use] = p, log_p, f
+    return table

@@ -93,10 +93,10 @@ TESTS = MappingProxyType({
                      "randomized conditional correlation test (Strobl et al. 2019): random "
                      "Fourier features, Hall-Buckley-Eagleson null; non-linear relations, "
                      "large n", {"num_f": 100, "num_f2": 5, "calibration": "asymptotic"}),
-    "mi-cg": TestSpec(ConditionalGaussian, {}, _MODEL_PERMUTED, "mixed",
+    "mi-cg": TestSpec(ConditionalGaussian, {}, ("correction", *_MODEL_PERMUTED), "mixed",
                       "conditional Gaussian likelihood-ratio test, bnlearn's mi-cg: continuous "
                       "variables Gaussian and linear within the strata of the discrete ones",
-                      {"calibration": "asymptotic"}),
+                      {"correction": "moments", "calibration": "asymptotic"}),
     "reg-lr": TestSpec(RegressionLR, {}, ("model", *_MODEL_PERMUTED), "mixed",
                        "regression likelihood-ratio test of y on z with and without x (MXM's "
                        "testIndReg / testIndLogistic / testIndMultinom): least squares, "
