@@ -279,3 +279,48 @@ def test_gpu_moments_equal_cpu():
                                                             ["v1", "v2", "v3"])
     ref = CITester(ds, "fisher_z").test_many(list(frame.columns[4:]), "v0", ["v1", "v2", "v3"])
     np.testing.assert_allclose(got.statistic, ref.statistic, rtol=1e-10)
+
+
+def test_p_values_equal_scipys_normal_tail_far_out():
+    """The compiled table's log p-value is log 2 + scipy's log_ndtr(-|z|) (log1p(-erf)
+    near p = 1, where that sum cancels), past the underflow of the p-value (|z| up to 10^3)
+    too."""
+    from mbstat.ci.gaussian import fisher_table
+
+    r = np.array([0.0, 1e-9, 0.3, -0.7, 0.99, 0.999999, -1.0 + 1e-15, 1.0])
+    n = np.full(len(r), 2e4)
+    out = np.empty((len(r), 6))
+    fisher_table(r, n, 2, out)
+    with np.errstate(divide="ignore"):
+        stat = np.sqrt(2e4 - 5) * np.arctanh(r)
+    with np.errstate(divide="ignore"):
+        ref = np.minimum(np.log(2.0) + special.log_ndtr(-np.abs(stat)), 0.0)
+    ref[:2] = np.log1p(-special.erf(np.abs(stat[:2]) / np.sqrt(2.0)))
+    np.testing.assert_allclose(out[:, 0], stat, rtol=1e-15)
+    np.testing.assert_allclose(out[:-1, 3], ref[:-1], rtol=1e-13)
+    assert out[-1, 3] == -np.inf and out[-1, 2] == 0.0
+    np.testing.assert_allclose(out[:, 2], np.exp(ref), rtol=1e-12)
+    np.testing.assert_allclose(out[:-1, 4], -0.5 * np.log1p(-r[:-1] ** 2), rtol=1e-15)
+    with pytest.raises(ValueError, match=r"more than \|z\| \+ 3 = 5 rows; got 5"):
+        ci_test(_frame(5, 4), "v0", "v1", ["v2", "v3"], test="fisher_z")
+
+
+def test_a_full_store_starts_again_with_the_same_answers():
+    """Wide data keep a bounded number of rows of the correlation matrix: when the store
+    is full it starts again (a new one: readers of the old keep theirs; one query's rows
+    always fit); answers equal the rows path."""
+    from mbstat.ci.moments import ColumnMoments, partial_from_rows, standardize
+
+    values = _frame(300, 40, seed=9).to_numpy()
+    cm = ColumnMoments(values)
+    cm.block, cm._cap = 4, 8
+    cm.state = (np.zeros((8, 40)), np.full(40, -1, dtype=np.int64))
+    u, unit, floor, _, _ = standardize(values)
+    rng = np.random.default_rng(9)
+    for _ in range(30):
+        cols = rng.choice(40, 6, replace=False)
+        y, z, xs = int(cols[0]), cols[1:3], cols[3:]
+        got = cm.partial(y, xs, z)[0]
+        ref = partial_from_rows(u, unit, floor, y, xs, z)
+        np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-13)
+    assert (cm.state[1] >= 0).sum() <= 12  # at most one query's blocks past the bound

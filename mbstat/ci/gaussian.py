@@ -1,12 +1,14 @@
 """Fisher's z test of zero partial correlation, for Gaussian data."""
 from __future__ import annotations
 
-import numpy as np
-from scipy import special
+import math
 
-from .base import ASYMPTOTIC, SKIPPED, CITest, results_table
-from .moments import (column_moments, partial_from_rows, partitioned_partials,
-                      standardize)
+import numpy as np
+from numba import njit
+
+from .base import ASYMPTOTIC, SKIPPED, CITest, table_dtype
+from .moments import (WELL_POSED, column_moments, partial_from_correlations, partial_from_rows,
+                      partitioned_partials, standardize)
 
 __all__ = ["FisherZ"]
 
@@ -52,37 +54,137 @@ class FisherZ(CITest):
     _from_rows = False
 
     def batch(self, tester, xs, y, z):
-        if any(len(xk) != 1 for xk in xs):
-            raise ValueError("test 'fisher_z' takes single variables as x, not sets")
+        k = len(xs)
+        xcols = np.empty(k, dtype=np.int64)
+        for i, xk in enumerate(xs):
+            if len(xk) != 1:
+                raise ValueError("test 'fisher_z' takes single variables as x, not sets")
+            xcols[i] = xk[0]
         ds = tester.dataset
-        xcols = [xk[0] for xk in xs]
+        rows_column = getattr(tester, "rows_column", False)
+        m = len(z)
         if ds.partitioned:  # R factors per partition, merged once (complete data: kept)
             r, n = partitioned_partials(ds, y, xcols, z)
         elif ds.missing is not None and ds.missing_columns[[y, *z, *xcols]].any():
             r, n = pairwise_partial_correlations(ds, y, xcols, z, getattr(tester, "xp", np),
                                                  self._from_rows)
+        elif self._from_rows:
+            r = partial_correlations(ds, y, xcols, z, from_rows=True)
+            n = np.full(k, float(tester.n))
+        else:  # the common case, lean: one compiled call for r and the table
+            if tester.n - m - 3 < 1 and not rows_column:
+                self._too_few(m, tester.n)
+            cm = self._moments(ds, getattr(tester, "xp", np))
+            zc = np.array(z, dtype=np.int64)
+            out = np.empty((k, 7 if rows_column else 6))
+            status = np.empty(k, dtype=np.int8)
+            store, slot = cm.state
+            if not fisher_from_correlations(store, slot, cm.unit, cm.floor, y, zc, xcols,
+                                            WELL_POSED, float(tester.n), out, status):
+                store, slot = cm.rows([y, *z])
+                fisher_from_correlations(store, slot, cm.unit, cm.floor, y, zc, xcols,
+                                         WELL_POSED, float(tester.n), out, status)
+            redo = np.flatnonzero(status == 2)
+            if len(redo):  # ill posed for the correlations: the rows decide
+                r = out[:, 0].copy()  # (unused entries are overwritten below)
+                r[redo] = cm.partial(y, xcols[redo], z)[0]
+                fisher_table(r, np.full(k, float(tester.n)), m, out)
+            return out.view(table_dtype(("n",) if rows_column else ())).reshape(k)
+        if not rows_column and (n - m - 3 < 1).any():
+            self._too_few(m, n.min())
+        out = np.empty((k, 7 if rows_column else 6))
+        fisher_table(r, n, m, out)
+        return out.view(table_dtype(("n",) if rows_column else ())).reshape(k)
+
+    @staticmethod
+    def _too_few(m, n):
+        raise ValueError(f"fisher_z needs more than |z| + 3 = {m + 3} rows; got {int(n)}")
+
+    def _moments(self, ds, xp):
+        """The data set's :class:`~mbstat.ci.moments.ColumnMoments` (looked up once per
+        data set and array module by this test)."""
+        hit = self.__dict__.get("_held")
+        if hit is not None and hit[0] is ds and hit[1] is xp:
+            return hit[2]
+        cm = column_moments(ds, xp)
+        self._held = (ds, xp, cm)
+        return cm
+
+
+_LOG2 = math.log(2.0)
+_SQRT1_2 = math.sqrt(0.5)
+
+
+@njit(cache=True, nogil=True)
+def _log_two_sided(stat):
+    """log P(|N(0, 1)| >= |stat|) = log erfc(|stat| / sqrt 2): log1p(-erf) near 0, log erfc
+    in the body, and past 37 (where erfc underflows) the asymptotic series of
+    Abramowitz & Stegun 26.2.12 for log 2 Phi(-|stat|)."""
+    a = abs(stat)
+    if a < 1.0:
+        return math.log1p(-math.erf(a * _SQRT1_2))
+    if a < 37.0:
+        return math.log(math.erfc(a * _SQRT1_2))
+    if a == np.inf:
+        return -np.inf
+    x2 = a * a
+    term, total = 1.0, 1.0
+    for j in range(1, 12):
+        term *= -(2.0 * j - 1.0) / x2
+        total += term
+    return _LOG2 - 0.5 * x2 - math.log(a) - 0.5 * math.log(2.0 * math.pi) + math.log(total)
+
+
+@njit(cache=True, nogil=True)
+def fisher_table(r, n, m, out):
+    """Fill the results table ``out`` (k, 6 or 7: the FIELDS, then the rows) from partial
+    correlations ``r`` over ``n`` rows given |z| = m: z = sqrt(n - m - 3) atanh(r), the
+    two-sided normal log p-value, mi = -log(1 - r^2) / 2; "skipped" with too few rows."""
+    for t in range(len(r)):
+        dof = n[t] - m - 3.0
+        row = out[t]
+        row[1] = np.nan
+        if out.shape[1] > 6:
+            row[6] = n[t]
+        if dof < 1.0:
+            row[0], row[2], row[3], row[4], row[5] = 0.0, 1.0, 0.0, 0.0, SKIPPED
+            continue
+        rt = r[t]
+        if rt >= 1.0 or rt <= -1.0:
+            stat, mi = math.copysign(np.inf, rt), np.inf
         else:
-            r = partial_correlations(ds, y, xcols, z, getattr(tester, "xp", np),
-                                     self._from_rows)
-            n = np.full(len(xs), float(tester.n))
-        dof = n - len(z) - 3
-        rows_column = getattr(tester, "rows_column", False)
-        if not rows_column and (dof < 1).any():
-            raise ValueError(f"fisher_z needs more than |z| + 3 = {len(z) + 3} rows; "
-                             f"got {int(n.min())}")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            stat = np.sqrt(np.maximum(dof, 0.0)) * np.arctanh(r)
-            log_p = np.log(2.0) + special.log_ndtr(-np.abs(stat))
-            mi = -0.5 * np.log1p(-(r**2))
-        short = dof < 1  # na="pairwise": too few complete rows for this test
-        stat[short], log_p[short], mi[short] = 0.0, 0.0, 0.0
-        table = results_table(len(xs), extra=("n",) if rows_column else (),
-                              statistic=stat, df=np.nan, pvalue=np.minimum(np.exp(log_p), 1.0),
-                              log_pvalue=np.minimum(log_p, 0.0), mi=mi,
-                              calibration=np.where(short, SKIPPED, ASYMPTOTIC))
-        if rows_column:
-            table["n"] = n
-        return table
+            stat = math.sqrt(dof) * math.atanh(rt)
+            mi = -0.5 * math.log1p(-rt * rt)
+        log_p = min(_log_two_sided(stat), 0.0)
+        row[0], row[2], row[3], row[4], row[5] = stat, math.exp(log_p), log_p, mi, ASYMPTOTIC
+
+
+@njit(cache=True, nogil=True)
+def fisher_rescale(out, factor):
+    """Multiply the statistics of a table ``out`` (k, columns) by ``factor`` (a variance
+    factor's 1 / sqrt, as Spearman's 1.06) and recompute its p-values."""
+    for t in range(out.shape[0]):
+        if out[t, 5] == SKIPPED:
+            continue
+        stat = out[t, 0] * factor
+        log_p = min(_log_two_sided(stat), 0.0)
+        out[t, 0], out[t, 2], out[t, 3] = stat, math.exp(log_p), log_p
+
+
+@njit(cache=True, nogil=True)
+def fisher_from_correlations(store, slot, unit, floor, y, z, xs, theta, n, out, status):
+    """:func:`~mbstat.ci.moments.partial_from_correlations` and :func:`fisher_table` in
+    one call (all over n rows); False (nothing done) when a row of y or z is missing."""
+    if slot[y] < 0:
+        return False
+    for i in range(len(z)):
+        if slot[z[i]] < 0:
+            return False
+    k = len(xs)
+    r = np.zeros(k)
+    partial_from_correlations(store, slot, unit, floor, y, z, xs, theta, r, status)
+    fisher_table(r, np.full(k, n), len(z), out)
+    return True
 
 
 def partial_correlations(ds, y: int, xcols, z, xp=np, from_rows: bool = False):

@@ -105,8 +105,7 @@ class ColumnMoments:
 
     Attributes: ``n`` rows, ``mean`` and ``css`` (centred sums of squares) of each column,
     ``unit`` (0 for a constant column), ``floor`` (flat thresholds in correlation units),
-    ``store`` and ``slot``: row ``slot[v]`` of ``store`` is row v of the correlation
-    matrix once computed (-1 before).
+    ``state``: the rows computed so far (:meth:`rows`).
     """
 
     def __init__(self, values: np.ndarray, xp=np):
@@ -119,37 +118,38 @@ class ColumnMoments:
         #: order of the queries); fewer on wide data
         self.block = 32 if self.p <= 8192 else 4
         cap = max(4 * self.block, (256 * 2**20) // (8 * max(self.p, 1)))
-        cap = min(cap, self.p + self.block)
-        self.store = np.zeros((cap, self.p))
-        self.slot = np.full(self.p, -1, dtype=np.int64)
+        self._cap = min(cap, self.p + self.block)
+        #: (store, slot): row ``slot[v]`` of ``store`` is row v of the correlation matrix
+        #: once computed (-1 before); replaced whole when full, so that a reader holding
+        #: one pair (another thread) never sees a row overwritten
+        self.state = (np.zeros((self._cap, self.p)), np.full(self.p, -1, dtype=np.int64))
         self._used = 0
         self._lock = threading.Lock()
 
-    def rows(self, cols) -> None:
-        """Make rows ``cols`` of the correlation matrix available in ``store``."""
-        slot = self.slot
-        need = [c for c in cols if slot[c] < 0]
-        if not need:
-            return
+    def rows(self, cols) -> tuple:
+        """Make rows ``cols`` of the correlation matrix available; returns the
+        ``(store, slot)`` pair that holds them."""
+        store, slot = self.state
+        if all(slot[c] >= 0 for c in cols):
+            return store, slot
         with self._lock:
-            for b in sorted({c // self.block for c in need}):
+            store, slot = self.state
+            blocks = sorted({c // self.block for c in cols if slot[c] < 0})
+            if self._used + len(blocks) * self.block > len(store):  # full: start again
+                blocks = sorted({c // self.block for c in cols})
+                size = max(self._cap, len(blocks) * self.block)  # one query's rows fit
+                store, slot = np.zeros((size, self.p)), np.full(self.p, -1, np.int64)
+                self._used = 0
+            for b in blocks:
                 lo, hi = b * self.block, min((b + 1) * self.block, self.p)
-                if slot[lo] >= 0:
-                    continue
-                if self._used + (hi - lo) > len(self.store):  # full: start again
-                    slot[:] = -1
-                    self._used = 0
                 block = self._u_dev[:, lo:hi].T @ self._u_dev
                 if self.xp is not np:
                     block = self.xp.asnumpy(block)
-                self.store[self._used:self._used + hi - lo] = block
+                store[self._used:self._used + hi - lo] = block
                 slot[lo:hi] = np.arange(self._used, self._used + hi - lo)
                 self._used += hi - lo
-        if any(slot[c] < 0 for c in cols):  # evicted by a later block of this call
-            with self._lock:
-                slot[:] = -1
-                self._used = 0
-            self.rows(cols)
+            self.state = (store, slot)
+        return store, slot
 
     def columns(self, cols) -> np.ndarray:
         """The standardized columns ``cols`` (n, len(cols)) on the host."""
@@ -160,8 +160,8 @@ class ColumnMoments:
         (rows of the result) with ``b``: the sufficient statistics of a least-squares fit
         (covariance = this / (n - 1))."""
         a, b = list(a), list(b)
-        self.rows(a)
-        corr = self.store[self.slot[a]][:, b]
+        store, slot = self.rows(a)
+        corr = store[slot[a]][:, b]
         return corr * np.sqrt(np.outer(self.css[a], self.css[b]))
 
     def partial(self, y: int, xcols, z) -> tuple:
@@ -169,11 +169,11 @@ class ColumnMoments:
         path where it is well posed, the QR of the standardized rows elsewhere."""
         z = np.asarray(z, dtype=np.int64)
         xcols = np.asarray(xcols, dtype=np.int64)
-        self.rows([y, *z.tolist()])
+        store, slot = self.rows([y, *z.tolist()])
         r = np.zeros(len(xcols))
         status = np.zeros(len(xcols), dtype=np.int8)
-        partial_from_correlations(self.store, self.slot, self.unit, self.floor, y, z, xcols,
-                                  WELL_POSED, r, status)
+        partial_from_correlations(store, slot, self.unit, self.floor, y, z, xcols, WELL_POSED,
+                                  r, status)
         redo = np.flatnonzero(status == 2)
         if len(redo):
             cols = [y, *z.tolist(), *xcols[redo].tolist()]

@@ -1,0 +1,285 @@
+"""Continuous tests from sufficient statistics (issue 26): before and after, as ratios.
+
+1. One ``fisher_z`` test at |z| = 3 on an encoded 60-column data set
+   (``make_linear_gaussian``) at 2,000 and 20,000 rows: the test's own cost
+   (``FisherZ.batch``, distinct queries, after the one-time statistics) before (the
+   previous commit's per-row QR, loaded from git, and the rows path kept behind
+   ``FisherZ._from_rows``) and after; the one-time statistics; the engine's cost per
+   query (``CITester.test``) and a whole ``ci_test`` call beside them. Largest difference
+   of the statistics before/after.
+2. ``iamb`` and ``iamb_fdr`` over every node of a linear Gaussian network (50 nodes in
+   quick mode, 100 with ``--full``) at 2,000 and 20,000 rows, before and after, the
+   blankets compared; bnlearn's ``learn.mb(method = "iamb" / "iamb.fdr", test = "zf")``
+   on the same CSV (17 digits) as an optional column when ``Rscript`` with bnlearn is
+   found (never required).
+3. ``spearman`` and ``normal-scores``: one test before/after (the same ranks), largest
+   difference of the statistics.
+4. The one-time statistics (every row of the correlation matrix) on the CPU and, when
+   CuPy answers, the GPU (``--statistics-rows``).
+
+Run by hand (not by CI): ``PYTHONPATH=. python benchmarks/continuous.py [--full]
+[--before-commit d68a8de]``. Timings are medians of wall-clock time on whatever machine
+runs it; compare the ratios of one run.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mbstat import ci_test
+from mbstat.algorithms import iamb, iamb_fdr
+from mbstat.ci import CITester, FisherZ
+from mbstat.ci.moments import column_moments
+from mbstat.ci.rank import NormalScores, Spearman, _Ranked
+from mbstat.data import as_dataset
+from mbstat.datasets import make_linear_gaussian
+
+REPO = Path(__file__).resolve().parent.parent
+BEFORE = "d68a8de"  # the commit before the sufficient statistics
+
+
+def load_before(commit: str):
+    """The FisherZ class of ``commit`` (its gaussian.py loaded beside mbstat.ci), or None."""
+    if shutil.which("git") is None:
+        return None
+    proc = subprocess.run(["git", "show", f"{commit}:mbstat/ci/gaussian.py"], cwd=REPO,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None
+    spec = importlib.util.spec_from_loader("mbstat.ci._gaussian_before", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "mbstat.ci"
+    try:
+        exec(compile(proc.stdout, f"{commit}:mbstat/ci/gaussian.py", "exec"), module.__dict__)
+    except ImportError:
+        return None
+    return module.FisherZ
+
+
+def rows_fisher_z():
+    test = FisherZ()
+    test._from_rows = True
+    return test
+
+
+def queries(p: int, k: int, m: int = 3, seed: int = 0):
+    """k distinct (x, y, z) of column positions, |z| = m."""
+    rng = np.random.default_rng(seed)
+    out, seen = [], set()
+    while len(out) < k:
+        cols = rng.choice(p, m + 2, replace=False)
+        key = (int(cols[0]), int(cols[1]), tuple(sorted(cols[2:].tolist())))
+        if key not in seen:
+            seen.add(key)
+            out.append(key)
+    return out
+
+
+def per_test(test, tester, qs):
+    """Seconds per call of ``test.batch`` over the queries, and the statistics."""
+    stats = np.empty(len(qs))
+    start = time.perf_counter()
+    for i, (x, y, z) in enumerate(qs):
+        stats[i] = test.batch(tester, [(x,)], y, z)["statistic"][0]
+    return (time.perf_counter() - start) / len(qs), stats
+
+
+def single_tests(rows_list, quick: bool, before_cls):
+    print("\n1. One fisher_z test, |z| = 3, 60 columns (microseconds per test)")
+    print(f"{'rows':>7} {'before':>9} {'rows path':>9} {'after':>7} {'ratio':>6} "
+          f"{'max |dz|':>9} {'one-time':>9} {'engine':>8} {'ci_test':>8}")
+    for n in rows_list:
+        ds = as_dataset(make_linear_gaussian(60, n, seed=1))
+        k_slow = 60 if quick else 300
+        k_fast = 2000 if quick else 10000
+        slow_q, fast_q = queries(60, k_slow), queries(60, k_fast, seed=1)
+        tester = CITester(ds, "fisher_z")
+        before = per_test(before_cls(), tester, slow_q) if before_cls else (np.nan, None)
+        rows = per_test(rows_fisher_z(), tester, slow_q)
+        start = time.perf_counter()
+        moments = column_moments(ds)
+        moments.rows(range(60))
+        one_time = time.perf_counter() - start
+        after_slow = per_test(FisherZ(), tester, slow_q)[1]
+        after = per_test(FisherZ(), tester, fast_q)[0]
+        ref = before[1] if before[1] is not None else rows[1]
+        diff = float(np.max(np.abs(after_slow - ref)))
+        start = time.perf_counter()
+        for x, y, z in fast_q[:1000]:
+            tester.test(x, y, z)
+        engine = (time.perf_counter() - start) / 1000
+        start = time.perf_counter()
+        for x, y, z in fast_q[:200]:
+            ci_test(ds, x, y, z, test="fisher_z")
+        whole = (time.perf_counter() - start) / 200
+        base = before[0] if before_cls else rows[0]
+        print(f"{n:>7} {before[0] * 1e6:>9.1f} {rows[0] * 1e6:>9.1f} {after * 1e6:>7.1f} "
+              f"{base / after:>6.0f} {diff:>9.1e} {one_time * 1e3:>7.1f}ms {engine * 1e6:>8.1f} "
+              f"{whole * 1e6:>8.1f}")
+    print("before: the previous commit's QR per test; after: FisherZ.batch from the shared "
+          "correlation matrix; ratio before/after; engine: CITester.test per distinct query "
+          "(cache lookups, logging); ci_test: a whole call (builds a tester)")
+
+
+def bnlearn(csv: Path, methods, repeats: int):
+    """{method: (median seconds, blankets)} from bnlearn, or None without R/bnlearn."""
+    if shutil.which("Rscript") is None:
+        return None
+    out = {}
+    for method in methods:
+        script = f"""
+suppressMessages(library(bnlearn))
+d <- read.csv("{csv}")
+run <- function() lapply(names(d), function(v) learn.mb(d, v, method = "{method}",
+                                                        test = "zf", alpha = 0.05))
+t <- replicate({repeats}, system.time(res <- run())[["elapsed"]])
+cat(median(t), "\\n")
+for (i in seq_along(res)) cat(names(d)[i], ":", paste(sort(res[[i]]), collapse = ","), "\\n",
+                              sep = "")
+"""
+        proc = subprocess.run(["Rscript", "-e", script], capture_output=True, text=True)
+        if proc.returncode != 0:
+            return None
+        lines = proc.stdout.strip().splitlines()
+        found = {}
+        for line in lines[1:]:
+            node, _, members = line.partition(":")
+            found[node] = tuple(sorted(m for m in members.split(",") if m))
+        out[method] = (float(lines[0]), found)
+    return out
+
+
+def learners(n_nodes: int, rows_list, repeats: int, before_cls):
+    print(f"\n2. iamb and iamb_fdr over every node of a {n_nodes}-node linear Gaussian network "
+          "(alpha 0.05; seconds)")
+    print(f"{'rows':>7} {'learner':>9} {'tests':>7} {'before':>8} {'after':>8} {'ratio':>6} "
+          f"{'same':>5} {'bnlearn':>8} {'after/bnl':>9} {'same as bnl':>11}")
+    for n in rows_list:
+        frame = make_linear_gaussian(n_nodes, n, seed=2)
+        ds = as_dataset(frame)
+        with tempfile.TemporaryDirectory() as tmp:
+            csv = Path(tmp) / "network.csv"
+            frame.to_csv(csv, index=False, float_format="%.17g")
+            ref = bnlearn(csv, ("iamb", "iamb.fdr"), repeats)
+        for name, learner, r_name in (("iamb", iamb, "iamb"), ("iamb_fdr", iamb_fdr,
+                                                                "iamb.fdr")):
+            def run(test):
+                found, tests = {}, 0
+                for v in frame.columns:
+                    res = learner(ds, v, test=test, alpha=0.05)
+                    found[v] = tuple(sorted(res.blanket))
+                    tests += res.n_tests
+                return found, tests
+
+            def timed(make):
+                times, out = [], None
+                for _ in range(repeats):
+                    _clear(ds)
+                    start = time.perf_counter()
+                    out = run(make())
+                    times.append(time.perf_counter() - start)
+                return float(np.median(times)), out
+
+            t_before, (b_before, _) = timed(before_cls or rows_fisher_z)
+            t_after, (b_after, tests) = timed(FisherZ)
+            same = b_before == b_after
+            if ref is not None:
+                t_r, b_r = ref[r_name]
+                col = (f"{t_r:>8.2f} {t_after / t_r:>9.2f} "
+                       f"{sum(b_r[v] == b_after[v] for v in frame.columns):>6}/{n_nodes}")
+            else:
+                col = f"{'-':>8} {'-':>9} {'-':>11}"
+            print(f"{n:>7} {name:>9} {tests:>7} {t_before:>8.2f} {t_after:>8.2f} "
+                  f"{t_before / t_after:>6.1f} {str(same):>5} {col}")
+    print("after includes the one-time statistics (cleared before every repeat); same: "
+          "blankets identical before/after; bnlearn: learn.mb per node on the same CSV")
+
+
+def _clear(ds):
+    from mbstat.ci import moments
+
+    moments._CACHE.pop(ds, None)
+
+
+def rank_tests(rows_list, quick: bool, before_cls):
+    print("\n3. spearman and normal-scores, one test at |z| = 3, 60 columns (us per test)")
+    print(f"{'rows':>7} {'test':>14} {'before':>9} {'after':>7} {'ratio':>6} {'max |dz|':>9}")
+    old = before_cls or (lambda: rows_fisher_z())
+    for n in rows_list:
+        ds = as_dataset(np.exp(make_linear_gaussian(60, n, seed=3)))
+        qs = queries(60, 60 if quick else 300)
+        for cls in (Spearman, NormalScores):
+            test = cls()
+            tester = CITester(ds, test)
+            ranked = _Ranked(tester, test.ranks(tester))
+            factor = np.sqrt(test.variance_factor)
+            start = time.perf_counter()
+            before = np.array([old().batch(ranked, [(x,)], y, z)["statistic"][0]
+                               for x, y, z in qs]) / factor
+            t_before = (time.perf_counter() - start) / len(qs)
+            test.batch(tester, [qs[0][:1]], qs[0][1], qs[0][2])  # the one-time statistics
+            t_after, after = per_test(test, tester, qs)
+            print(f"{n:>7} {cls.name:>14} {t_before * 1e6:>9.1f} {t_after * 1e6:>7.1f} "
+                  f"{t_before / t_after:>6.0f} {np.max(np.abs(after - before)):>9.1e}")
+
+
+def one_time_statistics(rows_list):
+    """The correlation matrix of 60 columns, on the CPU and (when one answers) the GPU."""
+    from mbstat.backend import gpu_available
+
+    print("\n4. One-time statistics: every row of the correlation matrix, 60 columns (seconds)")
+    gpu = gpu_available()
+    if gpu:
+        import cupy
+    print(f"{'rows':>9} {'cpu':>8} {'gpu':>8} {'cpu/gpu':>8} {'max |dr|':>9}")
+    for n in rows_list:
+        ds = as_dataset(make_linear_gaussian(60, n, seed=4))
+        start = time.perf_counter()
+        cpu = column_moments(ds)
+        cpu.rows(range(60))
+        t_cpu = time.perf_counter() - start
+        if not gpu:
+            print(f"{n:>9} {t_cpu:>8.3f} {'-':>8} {'-':>8} {'-':>9}")
+            continue
+        column_moments(as_dataset(make_linear_gaussian(60, 1000, seed=4)), cupy).rows([0])
+        start = time.perf_counter()
+        dev = column_moments(ds, cupy)
+        dev.rows(range(60))
+        t_gpu = time.perf_counter() - start
+        diff = np.max(np.abs(dev.state[0][dev.state[1]] - cpu.state[0][cpu.state[1]]))
+        print(f"{n:>9} {t_cpu:>8.3f} {t_gpu:>8.3f} {t_cpu / t_gpu:>8.1f} {diff:>9.1e}")
+    print("gpu: the centring on the CPU, the GEMMs on CuPy (the tester's backend 'gpu')")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--full", action="store_true",
+                        help="100 nodes, more queries and 3 repeats (the issue's sizes)")
+    parser.add_argument("--before-commit", default=BEFORE)
+    parser.add_argument("--skip-learners", action="store_true")
+    parser.add_argument("--statistics-rows", type=int, nargs="*", default=[200_000],
+                        help="rows of section 4 (the one-time statistics, CPU and GPU)")
+    args = parser.parse_args()
+    before_cls = load_before(args.before_commit)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"continuous tests, before = {args.before_commit if before_cls else 'rows path'}; "
+          f"{os.cpu_count()} cores, load average {load:.1f}; python {sys.version.split()[0]}")
+    rows_list = (2000, 20000)
+    single_tests(rows_list, not args.full, before_cls)
+    rank_tests(rows_list, not args.full, before_cls)
+    if not args.skip_learners:
+        learners(100 if args.full else 50, rows_list, 3 if args.full else 1, before_cls)
+    one_time_statistics(args.statistics_rows)
+
+
+if __name__ == "__main__":
+    main()
