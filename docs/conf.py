@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+import warnings
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -44,6 +45,9 @@ autodoc_typehints = "none"  # numpydoc writes the types from the docstrings
 numpydoc_show_class_members = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks: set = set()
+# numpydoc also parses a class's raw docstring for its member list and warns there of the
+# "Extra attributes" section that docs/_ext/mbstat_docstrings.py renders as "Attributes"
+warnings.filterwarnings("ignore", message="Unknown section Extra Attributes", category=UserWarning)
 
 #: Modules without a public page (entry points and private helpers).
 SKIP = {"mbstat.__main__", "mbstat.cli"}
