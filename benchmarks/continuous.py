@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import os
 import shutil
 import subprocess
@@ -47,19 +48,24 @@ REPO = Path(__file__).resolve().parent.parent
 BEFORE = "d68a8de"  # the commit before the sufficient statistics
 
 
-def load_before(commit: str):
-    """The FisherZ class of ``commit`` (its gaussian.py loaded beside mbstat.ci), or None."""
-    if shutil.which("git") is None:
-        return None
-    proc = subprocess.run(["git", "show", f"{commit}:mbstat/ci/gaussian.py"], cwd=REPO,
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        return None
+def load_before(commit: str, path=None):
+    """The FisherZ class of ``commit`` (its gaussian.py loaded beside mbstat.ci; or the
+    file ``path``, a copy of it where git is not at hand), or None."""
+    if path is not None:
+        source = Path(path).read_text()
+    else:
+        if shutil.which("git") is None:
+            return None
+        proc = subprocess.run(["git", "show", f"{commit}:mbstat/ci/gaussian.py"], cwd=REPO,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            return None
+        source = proc.stdout
     spec = importlib.util.spec_from_loader("mbstat.ci._gaussian_before", loader=None)
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "mbstat.ci"
     try:
-        exec(compile(proc.stdout, f"{commit}:mbstat/ci/gaussian.py", "exec"), module.__dict__)
+        exec(compile(source, f"{commit}:mbstat/ci/gaussian.py", "exec"), module.__dict__)
     except ImportError:
         return None
     return module.FisherZ
@@ -141,7 +147,7 @@ suppressMessages(library(bnlearn))
 d <- read.csv("{csv}")
 run <- function() lapply(names(d), function(v) learn.mb(d, v, method = "{method}",
                                                         test = "zf", alpha = 0.05))
-t <- replicate({repeats}, system.time(res <- run())[["elapsed"]])
+t <- replicate({repeats}, system.time(res <<- run())[["elapsed"]])
 cat(median(t), "\\n")
 for (i in seq_along(res)) cat(names(d)[i], ":", paste(sort(res[[i]]), collapse = ","), "\\n",
                               sep = "")
@@ -172,10 +178,13 @@ def learners(n_nodes: int, rows_list, repeats: int, before_cls):
             ref = bnlearn(csv, ("iamb", "iamb.fdr"), repeats)
         for name, learner, r_name in (("iamb", iamb, "iamb"), ("iamb_fdr", iamb_fdr,
                                                                 "iamb.fdr")):
+            # bnlearn's IAMB enters the strongest candidate at alpha (no Bonferroni step)
+            plain = ({"selection": "none"} if name == "iamb" and "selection" in
+                     inspect.signature(learner).parameters else {})
             def run(test):
                 found, tests = {}, 0
                 for v in frame.columns:
-                    res = learner(ds, v, test=test, alpha=0.05)
+                    res = learner(ds, v, test=test, alpha=0.05, **plain)
                     found[v] = tuple(sorted(res.blanket))
                     tests += res.n_tests
                 return found, tests
@@ -260,24 +269,45 @@ def one_time_statistics(rows_list):
     print("gpu: the centring on the CPU, the GEMMs on CuPy (the tester's backend 'gpu')")
 
 
+def warm_up(before_cls):
+    """The first GEMM of a process starts BLAS's threads (0.75 s on a loaded machine) and
+    the first call of each compiled kernel loads it: paid here, outside every timing."""
+    frame = make_linear_gaussian(8, 300, seed=0)
+    ds = as_dataset(frame)
+    for test in [FisherZ(), rows_fisher_z()] + ([before_cls()] if before_cls else []):
+        CITester(ds, test).test_many(list(frame.columns[3:]), frame.columns[0],
+                                     list(frame.columns[1:3]))
+    for cls in (Spearman, NormalScores):
+        ci_test(ds, frame.columns[3], frame.columns[0], list(frame.columns[1:3]),
+                test=cls.name)
+    iamb(ds, frame.columns[0], test="fisher_z")
+    iamb_fdr(ds, frame.columns[0], test="fisher_z")
+    _clear(ds)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--full", action="store_true",
                         help="100 nodes, more queries and 3 repeats (the issue's sizes)")
     parser.add_argument("--before-commit", default=BEFORE)
+    parser.add_argument("--before-file", help="that commit's mbstat/ci/gaussian.py (no git)")
     parser.add_argument("--skip-learners", action="store_true")
+    parser.add_argument("--rows", type=int, nargs="*", default=[2000, 20000])
+    parser.add_argument("--nodes", type=int, help="nodes of section 2 (default 50; 100 full)")
     parser.add_argument("--statistics-rows", type=int, nargs="*", default=[200_000],
                         help="rows of section 4 (the one-time statistics, CPU and GPU)")
     args = parser.parse_args()
-    before_cls = load_before(args.before_commit)
+    before_cls = load_before(args.before_commit, args.before_file)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"continuous tests, before = {args.before_commit if before_cls else 'rows path'}; "
           f"{os.cpu_count()} cores, load average {load:.1f}; python {sys.version.split()[0]}")
-    rows_list = (2000, 20000)
+    rows_list = tuple(args.rows)
+    warm_up(before_cls)
     single_tests(rows_list, not args.full, before_cls)
     rank_tests(rows_list, not args.full, before_cls)
     if not args.skip_learners:
-        learners(100 if args.full else 50, rows_list, 3 if args.full else 1, before_cls)
+        learners(args.nodes or (100 if args.full else 50), rows_list, 3 if args.full else 1,
+                 before_cls)
     one_time_statistics(args.statistics_rows)
 
 
