@@ -324,3 +324,20 @@ def test_a_full_store_starts_again_with_the_same_answers():
         ref = partial_from_rows(u, unit, floor, y, xs, z)
         np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-13)
     assert (cm.state[1] >= 0).sum() <= 12  # at most one query's blocks past the bound
+
+
+def test_crossproducts_for_least_squares():
+    """The centred cross-products that a least-squares fit needs (reg-lr's Gaussian branch,
+    mi-cg without a discrete z) come from the shared statistics: numpy's covariance times
+    n - 1, and the slopes of statsmodels' OLS."""
+    sm = pytest.importorskip("statsmodels.api")
+    frame = _frame(500, 5, seed=10) + 1e6
+    ds = as_dataset(frame)
+    cm = column_moments(ds)
+    cross = cm.crossproducts([0, 1, 2], [0, 1, 2, 3, 4])
+    np.testing.assert_allclose(cross, np.cov(frame.to_numpy().T - 1e6)[:3] * 499, rtol=1e-12)
+    np.testing.assert_allclose(cm.mean, frame.mean().to_numpy(), rtol=1e-15)
+    zz = cm.crossproducts([1, 2], [1, 2])
+    zy = cm.crossproducts([1, 2], [0])[:, 0]
+    fit = sm.OLS(frame["v0"] - 1e6, sm.add_constant(frame[["v1", "v2"]] - 1e6)).fit()
+    np.testing.assert_allclose(np.linalg.solve(zz, zy), fit.params.to_numpy()[1:], rtol=1e-10)
