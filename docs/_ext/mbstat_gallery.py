@@ -122,9 +122,30 @@ def write_sources() -> list:
                        else ".")) + "\n"
     (SOURCE / "vignettes" / "GALLERY_HEADER.rst").write_text(header)
     for name in names:
-        text = (ROOT / "vignettes" / f"{name}.py").read_text()
-        (SOURCE / "vignettes" / f"{name}.py").write_text(convert_vignette(text))
+        text = convert_vignette((ROOT / "vignettes" / f"{name}.py").read_text())
+        # the command the page ran, in its introduction (and in the script's checksum, so a
+        # change of mode reruns it)
+        command = " ".join(["python", f"vignettes/{name}.py", "--quick",
+                            *vignette_args()[name]])
+        head, rest = text.split('\n"""\n', 1)
+        text = f'{head}\n\nThis page ran ``{command}``.\n"""\n{rest}'
+        (SOURCE / "vignettes" / f"{name}.py").write_text(text)
+    _remove_stale(DOCS / "gallery")
     return names
+
+
+def _remove_stale(gallery) -> None:
+    """Delete the generated pages of examples no longer in the sources (a vignette of the
+    other mode), which Sphinx would otherwise read as documents outside every toctree."""
+    for folder in (gallery / "examples", gallery / "vignettes"):
+        if not folder.is_dir():
+            continue
+        current = {p.stem for p in (SOURCE / folder.name).glob("*.py")}
+        for page in folder.glob("*.rst"):
+            if page.stem in ("index", "sg_execution_times") or page.stem in current:
+                continue
+            for path in folder.glob(f"{page.stem}.*"):
+                path.unlink()
 
 
 # ------------------------------------------------------------------ sphinx-gallery hooks
