@@ -341,3 +341,19 @@ def test_crossproducts_for_least_squares():
     zy = cm.crossproducts([1, 2], [0])[:, 0]
     fit = sm.OLS(frame["v0"] - 1e6, sm.add_constant(frame[["v1", "v2"]] - 1e6)).fit()
     np.testing.assert_allclose(np.linalg.solve(zz, zy), fit.params.to_numpy()[1:], rtol=1e-10)
+
+
+def test_a_batch_mixing_ill_posed_and_plain_candidates():
+    """Candidates the correlations cannot answer (x almost linear in z) are recomputed from
+    the rows; the others in the same batch keep their answers (before the fix, their rows
+    of the table were refilled from the statistic column: r = z read as r, p = 0)."""
+    rng = np.random.default_rng(12)
+    n = 400
+    frame = _frame(n, 5, seed=12)
+    frame["near"] = frame["v1"] + 1e-3 * rng.normal(size=n) + 1e-4 * frame["v0"]
+    xs = ["v2", "near", "v3", "v4"]
+    batch = ci_test_batch(frame, xs, "v0", ["v1"], test="fisher_z")
+    for x, stat in zip(xs, batch.statistic):
+        assert stat == pytest.approx(_fisher(_ols_partial(frame, x, "v0", ["v1"]), n, 1),
+                                     rel=1e-9)
+        assert stat == ci_test(frame, x, "v0", ["v1"], test="fisher_z").statistic

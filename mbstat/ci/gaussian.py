@@ -85,10 +85,11 @@ class FisherZ(CITest):
                 fisher_from_correlations(store, slot, cm.unit, cm.floor, y, zc, xcols,
                                          WELL_POSED, float(tester.n), out, status)
             redo = np.flatnonzero(status == 2)
-            if len(redo):  # ill posed for the correlations: the rows decide
-                r = out[:, 0].copy()  # (unused entries are overwritten below)
-                r[redo] = cm.partial(y, xcols[redo], z)[0]
-                fisher_table(r, np.full(k, float(tester.n)), m, out)
+            if len(redo):  # ill posed for the correlations: the rows decide (those rows only)
+                part = np.empty((len(redo), out.shape[1]))
+                fisher_table(cm.partial(y, xcols[redo], z)[0],
+                             np.full(len(redo), float(tester.n)), m, part)
+                out[redo] = part
             return out.view(table_dtype(("n",) if rows_column else ())).reshape(k)
         if not rows_column and (n - m - 3 < 1).any():
             self._too_few(m, n.min())
