@@ -9,8 +9,16 @@ statsmodels OLS fits within each stratum of the discrete columns (its definition
 figure is the ratio of the median wall-clock times (statsmodels / mbstat), and the largest
 difference of the statistics is printed to show both compute the same thing.
 
-Run: ``python benchmarks/mixed_tests.py [--quick] [--n N] [--k K] [--repeats R]``
-(timings on a shared machine: read the ratios, not the seconds).
+Second section (``--sections moments``, issue #26): a search's worth of single tests on one
+data set (every candidate against y given each pair of continuous columns, with and
+without a discrete column), timed with the tests from sufficient statistics (mi-cg's
+per-stratum moments, reg-lr's correlation matrix; computed on the first test, counted)
+and with the former path that reads the rows for every test (``USE_MOMENTS = False``);
+the largest relative difference of the statistics and p-values is printed.
+
+Run: ``python benchmarks/mixed_tests.py [--quick] [--n N] [--k K] [--repeats R]
+[--sections statsmodels moments]`` (timings on a shared machine: read the ratios, not the
+seconds).
 """
 from __future__ import annotations
 
@@ -94,6 +102,63 @@ def mbstat_batch(df, xs, y, test):
     return CITester(df, test).test_many(xs, y, Z).statistic
 
 
+def search_frame(n, p=12, seed=0):
+    """p continuous columns (a chain with noise), a 3-level and a 2-level discrete one."""
+    rng = np.random.default_rng(seed)
+    d1, d2 = rng.integers(0, 3, n), rng.integers(0, 2, n)
+    cols = {"d1": pd.Categorical(d1), "d2": pd.Categorical(d2)}
+    prev = rng.normal(size=n)
+    for j in range(p):
+        prev = 0.5 * prev + 0.3 * d1 - 0.2 * d2 + rng.normal(size=n)
+        cols[f"c{j}"] = prev
+    return pd.DataFrame(cols)
+
+
+def search_queries(df, test):
+    """(x, y, z) of a search: y = c0; z every pair of the other continuous columns, alone
+    and with d1; x every other column that reg-lr (continuous only) or mi-cg takes."""
+    cont = [c for c in df.columns if c.startswith("c") and c != "c0"]
+    out = []
+    for pair in __import__("itertools").combinations(cont, 2):
+        for z in ([*pair], [*pair, "d1"]) if test == "mi-cg" else ([*pair],):
+            xs = [c for c in df.columns if c != "c0" and c not in z and
+                  (test == "mi-cg" or c.startswith("c"))]
+            out += [(x, "c0", z) for x in xs]
+    return out
+
+
+def moments_section(n_values, repeats):
+    """Per-test times with and without sufficient statistics, one search per data set."""
+    import mbstat.ci.mixed as mixed
+    import mbstat.ci.regression as regression
+
+    rows = []
+    for n in n_values:
+        for test, module in (("mi-cg", mixed), ("reg-lr", regression)):
+            queries = search_queries(search_frame(n), test)
+            results = {}
+            times = {}
+            for flag in (False, True):
+                def run(i, flag=flag):
+                    module.USE_MOMENTS = flag
+                    tester = CITester(search_frame(n), test)  # a fresh data set: no cache
+                    return np.array([[r.statistic, r.pvalue] for r in
+                                     (tester.test(x, y, z) for x, y, z in queries)])
+                times[flag], results[flag] = timed(run, repeats)
+            module.USE_MOMENTS = True
+            a, b = results[True], results[False]
+            diff = np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b)))
+            rows.append({"test": test, "n": n, "tests": len(queries),
+                         "rows us/test": 1e6 * times[False] / len(queries),
+                         "moments us/test": 1e6 * times[True] / len(queries),
+                         "ratio": times[False] / times[True], "max rel diff": diff})
+    table = pd.DataFrame(rows).set_index(["test", "n"])
+    print("A search's single tests, rows read per test (before) vs sufficient statistics "
+          f"(after): median of {repeats}")
+    print(table.to_string(float_format=lambda v: f"{v:.3g}"))
+    return table
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -101,10 +166,16 @@ def main(argv=None):
     parser.add_argument("--k", type=int, default=None,
                         help="candidates (default 100; quick 20)")
     parser.add_argument("--repeats", type=int, default=None, help="default 3; quick 1")
+    parser.add_argument("--sections", nargs="+", default=["statsmodels", "moments"],
+                        choices=["statsmodels", "moments"])
     args = parser.parse_args(argv)
     n = args.n or (1000 if args.quick else 5000)
     k = args.k or (20 if args.quick else 100)
     repeats = args.repeats or (1 if args.quick else 3)
+    if "moments" in args.sections:
+        moments_section([args.n] if args.n else [2000, 20000], repeats)
+    if "statsmodels" not in args.sections:
+        return None
     df = frame(n, k)
     xs = [f"x{i}" for i in range(k)]
     rows = []

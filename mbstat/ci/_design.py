@@ -6,6 +6,10 @@ of discrete variables) or over the columns of a candidate's block.
 """
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
+
 import numpy as np
 
 from .. import _validation as v
@@ -106,6 +110,127 @@ def group_sums(V, g, G):
     n = len(g)
     onehot = sparse.csr_matrix((np.ones(n), (g, np.arange(n))), shape=(G, n))
     return np.asarray(onehot @ V)
+
+
+#: Per-stratum moments are kept while strata x columns^2 stays below this (80 MB).
+MOMENTS_CELLS = 10_000_000
+#: The moments answer where each pivot of the regressors (correlation units, within a
+#: stratum) and each residual variance of the targets is at least this (rounding error of
+#: the residual sums of squares below about 1e-12 of their size); elsewhere the rows do.
+WELL_POSED = 1e-3
+_MOMENTS = weakref.WeakKeyDictionary()  # dataset -> {discrete columns: StratumMoments}
+#: Sets of strata kept per data set, most recent last.
+_MOMENTS_KEPT = 32
+_MOMENTS_LOCK = threading.Lock()
+
+
+class StratumMoments:
+    """Counts, means and centred cross-products of a data set's continuous columns within
+    each configuration of some discrete ones, computed once (O(n p^2)) and shared by every
+    test of a search that conditions on those strata (issue #26): a least-squares fit of
+    one column on others within the strata is then an O(q^3) solve per stratum,
+    independent of n.
+
+    Attributes: ``g`` (n,) the stratum of each row, ``G``, ``counts`` (G,), ``means``
+    (G, p), ``cross`` (G, p, p) the centred cross-products (two passes: the stratum means,
+    then the means of the deviations), ``pos`` the position of each data set column among
+    the continuous ones (-1 for a discrete one).
+    """
+
+    def __init__(self, dataset, cols):
+        self.g, self.G, _ = strata(dataset, cols)
+        cont = [j for j in range(dataset.n_cols) if not is_discrete(dataset, j)]
+        self.pos = np.full(dataset.n_cols, -1, dtype=np.intp)
+        self.pos[cont] = np.arange(len(cont))
+        values = column_values(dataset, cont)
+        self.counts = np.bincount(self.g, minlength=self.G).astype(np.float64)
+        self.means = group_sums(values, self.g, self.G) / self.counts[:, None]
+        dev = values - self.means[self.g]
+        shift = group_sums(dev, self.g, self.G) / self.counts[:, None]
+        dev -= shift[self.g]
+        self.means += shift
+        self.cross = np.empty((self.G, len(cont), len(cont)))
+        order = np.argsort(self.g, kind="stable")
+        bounds = np.cumsum(self.counts.astype(np.intp))[:-1]
+        for s, idx in enumerate(np.split(order, bounds)):  # one GEMM per stratum
+            d = dev[idx]
+            self.cross[s] = d.T @ d
+
+    def residual_parts(self, first, others, regressors):
+        """Residual cross-products within each stratum of the data set columns ``first``
+        and ``others`` on [1, ``regressors``]: ``(ff (G,), fo (G, k), oo (G, k), ok)``, the
+        sum of squares of ``first``'s residuals, their products with each of ``others``'
+        and those of ``others``; ``first`` None gives ff and fo None. ``ok`` False where a
+        stratum's fit is not well posed (:data:`WELL_POSED`; the caller reads the rows
+        then); strata with no more rows than coefficients are not checked (their fit is
+        singular anyway)."""
+        C = self.cross
+        o = self.pos[list(others)]
+        r = self.pos[list(regressors)]
+        f = None if first is None else self.pos[first]
+        used = self.counts > len(r) + 1
+        oo = np.einsum("gii->gi", C[:, o][:, :, o])
+        ff = None if f is None else C[:, f, f].copy()
+        fo = None if f is None else C[:, f, o].copy()
+        scale = oo if f is None else np.column_stack([ff, oo])
+        if np.any(scale[used] <= 0):
+            return ff, fo, oo, False
+        if len(r):
+            crr = C[:, r][:, :, r]
+            sr = np.sqrt(np.einsum("gii->gi", crr))
+            if np.any(sr[used] <= 0):
+                return ff, fo, oo, False
+            crr = np.where(used[:, None, None], crr, np.eye(len(r)))
+            sr = np.where(used[:, None], sr, 1.0)
+            try:  # pivots of the regressors in correlation units
+                L = np.linalg.cholesky(crr / (sr[:, :, None] * sr[:, None, :]))
+            except np.linalg.LinAlgError:
+                return ff, fo, oo, False
+            if np.any(np.einsum("gii->gi", L)[used] ** 2 < WELL_POSED):
+                return ff, fo, oo, False
+            cro = C[:, r][:, :, o]
+            sol = np.linalg.solve(crr, cro)
+            oo = oo - np.einsum("grk,grk->gk", cro, sol)
+            if f is not None:
+                crf = C[:, r, f]
+                fo = fo - np.einsum("gr,grk->gk", crf, sol)
+                ff = ff - np.einsum("gr,gr->g", crf, np.linalg.solve(crr, crf[..., None])[..., 0])
+        resid = oo if f is None else np.column_stack([ff, oo])
+        ok = bool(np.all(resid[used] >= WELL_POSED * scale[used]))
+        return ff, fo, oo, ok
+
+    def raw_squares(self, cols) -> np.ndarray:
+        """Uncentred sums of squares (G, k) of the columns ``cols`` within each stratum."""
+        c = self.pos[list(cols)]
+        return np.einsum("gii->gi", self.cross[:, c][:, :, c]) + self.counts[:, None] * \
+            self.means[:, c] ** 2
+
+
+def stratum_moments(dataset, cols):
+    """The :class:`StratumMoments` of ``dataset`` within the strata of the discrete columns
+    ``cols`` (any order), computed once per data set and set of columns and kept while the
+    data set lives; None where they would be too large (:data:`MOMENTS_CELLS`) or the data
+    keep missing cells."""
+    cols = tuple(sorted(cols))
+    if dataset.missing is not None:
+        return None
+    with _MOMENTS_LOCK:
+        store = _MOMENTS.setdefault(dataset, OrderedDict())
+        hit = store.get(cols)
+        if hit is not None:
+            store.move_to_end(cols)
+    if hit is not None:
+        return hit
+    p = sum(not is_discrete(dataset, j) for j in range(dataset.n_cols))
+    declared = np.prod([dataset.level_counts[j] for j in cols], dtype=np.float64)
+    if min(declared, dataset.n_rows) * p * p > MOMENTS_CELLS:
+        return None
+    hit = StratumMoments(dataset, cols)
+    with _MOMENTS_LOCK:
+        store[cols] = hit
+        while len(store) > _MOMENTS_KEPT:
+            store.popitem(last=False)
+    return hit
 
 
 def chi2_table(statistic, df, n, calibration=ASYMPTOTIC):

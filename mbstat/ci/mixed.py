@@ -64,7 +64,8 @@ import numpy as np
 from scipy import special
 
 from ._design import (MACHINE_TOL, PermutableTest, chi2_table, column_values, combine,
-                      group_sums, grouped_residuals, grouped_rss, is_discrete, strata)
+                      group_sums, grouped_residuals, grouped_rss, is_discrete, strata,
+                      stratum_moments)
 from .base import ASYMPTOTIC
 
 __all__ = ["ConditionalGaussian", "cg_loglik", "pair_logit_lr", "CORRECTIONS"]
@@ -79,6 +80,31 @@ _NOTES = {"moments": "Gaussian fits: p-value of the scaled chi-square a chi2_df 
                      "statistic's exact null mean and variance given the design",
           "bartlett": "Gaussian fits: p-value of the chi-square at statistic * df / mean, "
                       "mean the statistic's exact null mean given the design (Bartlett)"}
+
+
+#: Fits from per-stratum moments (:class:`~mbstat.ci._design.StratumMoments`, computed once
+#: per data set and strata) where they are well posed; False reads the rows for every test
+#: (the former path, kept for comparison).
+USE_MOMENTS = True
+
+
+def _lazy(make):
+    """``make()`` computed on the first call, then kept."""
+    box = []
+    return lambda: box[0] if box else box.append(make()) or box[0]
+
+
+def _stratified_rss(ds, targets, zc, disc, design, groups):
+    """Residual sums of squares (k, G) of the columns ``targets`` on [1, zc] within the
+    strata of the discrete columns ``disc`` and the strata's counts (G): from the
+    per-stratum moments where they are well posed, else from the rows (``design()`` the
+    design [1, zc], ``groups()`` the strata codes and their number)."""
+    mom = stratum_moments(ds, disc) if USE_MOMENTS else None
+    if mom is not None:
+        _, _, oo, ok = mom.residual_parts(None, targets, zc)
+        if ok:
+            return oo.T, mom.counts
+    return grouped_rss(column_values(ds, targets), design(), *groups())
 
 
 def cg_loglik(rss, counts, p: int) -> np.ndarray:
@@ -206,9 +232,10 @@ class ConditionalGaussian(PermutableTest):
         n = tester.n
         zd = [j for j in z if is_discrete(ds, j)]
         zc = [j for j in z if not is_discrete(ds, j)]
-        g0, G0, L = strata(ds, zd)
-        D = np.column_stack([np.ones(n), column_values(ds, zc)])
-        p, q = D.shape[1], len(zc)
+        L = int(np.prod([ds.level_counts[j] for j in zd], dtype=np.float64))
+        zd_strata = _lazy(lambda: strata(ds, zd)[:2])  # the rows path's strata of zd
+        design = lambda: np.column_stack([np.ones(n), column_values(ds, zc)])  # rows path
+        p, q = 1 + len(zc), len(zc)
         cols = [xk[0] for xk in xs]
         stat = np.zeros(len(cols))
         df = np.zeros(len(cols))
@@ -219,15 +246,23 @@ class ConditionalGaussian(PermutableTest):
         disc = np.array([is_discrete(ds, j) for j in cols], dtype=bool)
         cont_pos, disc_pos = np.flatnonzero(~disc), np.flatnonzero(disc)
         if not is_discrete(ds, y):
-            yv = column_values(ds, [y])
             if len(cont_pos):  # y on (x, zc) vs on zc: partial out zc within strata
-                X = column_values(ds, [cols[i] for i in cont_pos])
-                E, counts = grouped_residuals(np.column_stack([yv, X]), D, g0, G0)
-                sums = group_sums(np.column_stack([E[:, :1] ** 2, E[:, :1] * E[:, 1:],
-                                                   E[:, 1:] ** 2, X ** 2]), g0, G0)
-                k = len(cont_pos)
-                syy, sxy, sxx = sums[:, 0], sums[:, 1:k + 1], sums[:, k + 1:2 * k + 1]
-                raw = sums[:, 2 * k + 1:]  # x's own scale in each stratum
+                xcols = [cols[i] for i in cont_pos]
+                mom = stratum_moments(ds, zd) if USE_MOMENTS else None
+                parts = mom.residual_parts(y, xcols, zc) if mom is not None else None
+                if parts is not None and parts[3]:  # from the per-stratum moments
+                    syy, sxy, sxx, _ = parts
+                    raw, counts = mom.raw_squares(xcols), mom.counts
+                else:  # from the rows
+                    X = column_values(ds, xcols)
+                    g0, G0 = zd_strata()
+                    E, counts = grouped_residuals(np.column_stack([column_values(ds, [y]), X]),
+                                                  design(), g0, G0)
+                    sums = group_sums(np.column_stack([E[:, :1] ** 2, E[:, :1] * E[:, 1:],
+                                                       E[:, 1:] ** 2, X ** 2]), g0, G0)
+                    k = len(cont_pos)
+                    syy, sxy, sxx = sums[:, 0], sums[:, 1:k + 1], sums[:, k + 1:2 * k + 1]
+                    raw = sums[:, 2 * k + 1:]  # x's own scale in each stratum
                 # x constant given zc in a stratum (its residual sd below 1e-12 of its
                 # root mean square there, whatever x's units): a rank-deficient design
                 # there, fitted as bnlearn's c_qr does (x adds nothing to the fit, the
@@ -241,27 +276,29 @@ class ConditionalGaussian(PermutableTest):
                 df[cont_pos] = L
                 moments[cont_pos], added[cont_pos] = _continuous_pair_moments(counts, p, flat)
             if len(disc_pos):  # y on zc within strata of (x, zd) vs of zd
-                rss0, counts0 = grouped_rss(yv, D, g0, G0)
+                rss0, counts0 = _stratified_rss(ds, [y], zc, zd, design, zd_strata)
                 ll0 = cg_loglik(rss0, counts0, p)
                 for i in disc_pos:  # one stratified fit per discrete candidate
-                    g1, G1 = combine(ds.codes[:, cols[i]], ds.level_counts[cols[i]], g0, G0)
-                    rss1, counts1 = grouped_rss(yv, D, g1, G1)
+                    x_strata = lambda x=cols[i]: combine(ds.codes[:, x], ds.level_counts[x],
+                                                         *zd_strata())
+                    rss1, counts1 = _stratified_rss(ds, [y], zc, [cols[i], *zd], design,
+                                                    x_strata)
                     stat[i] = _lr(cg_loglik(rss1, counts1, p), ll0)[0]
                     df[i] = (ds.level_counts[cols[i]] - 1) * L * (q + 2)
                     moments[i] = (null_moments(counts0, p) - null_moments(counts1, p)) * [1, -1]
-                    added[i] = (G1 - G0) * (p + 1)
+                    added[i] = (len(counts1) - len(counts0)) * (p + 1)
         else:
             ky = ds.level_counts[y]
             if len(cont_pos):  # each x on zc within strata of (y, zd) vs of zd
-                X = column_values(ds, [cols[i] for i in cont_pos])
-                gy, Gy = combine(ds.codes[:, y], ky, g0, G0)
-                rss0, counts0 = grouped_rss(X, D, g0, G0)
-                rss1, counts1 = grouped_rss(X, D, gy, Gy)
+                xcols = [cols[i] for i in cont_pos]
+                y_strata = lambda: combine(ds.codes[:, y], ky, *zd_strata())
+                rss0, counts0 = _stratified_rss(ds, xcols, zc, zd, design, zd_strata)
+                rss1, counts1 = _stratified_rss(ds, xcols, zc, [y, *zd], design, y_strata)
                 stat[cont_pos] = _lr(cg_loglik(rss1, counts1, p), cg_loglik(rss0, counts0, p))
                 df[cont_pos] = (ky - 1) * L * (q + 2)
                 moments[cont_pos] = (null_moments(counts0, p)
                                      - null_moments(counts1, p)) * [1, -1]
-                added[cont_pos] = (Gy - G0) * (p + 1)
+                added[cont_pos] = (len(counts1) - len(counts0)) * (p + 1)
             if len(disc_pos):
                 kx = np.array([ds.level_counts[cols[i]] for i in disc_pos], dtype=np.float64)
                 df[disc_pos] = (kx - 1) * (ky - 1) * L * (1 + q * (q + 3) / 2)
@@ -271,7 +308,7 @@ class ConditionalGaussian(PermutableTest):
                     for i in disc_pos:  # one set of fits per candidate
                         x = cols[i]
                         stat[i] = pair_logit_lr(ds.codes[:, x], ds.level_counts[x], cy, ky,
-                                                g0, G0, Zc)
+                                                *zd_strata(), Zc)
                 else:
                     from .contingency import ContingencyTest
 

@@ -138,6 +138,64 @@ def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
     return ll, B, it
 
 
+#: The Gaussian branch from the data set's correlation matrix (:mod:`mbstat.ci.moments`,
+#: computed once and shared) where x, y and z are continuous and the fit well posed; False
+#: reads the rows for every test (the former path, kept for comparison).
+USE_MOMENTS = True
+
+
+def _gaussian_from_moments(ds, xs, y, z, n):
+    """The Gaussian branch's statistics and ranks from the correlations of [y, z, x] (the
+    cross-products of the normal equations, in correlation units): n log(rss0 / rss1) with
+    rss1 / rss0 = 1 - s_xy' S_xx^-1 s_xy / s_yy, S the residual correlations of [y, x] given
+    z (a Schur complement). None where a column is discrete or constant, the data keep
+    missing cells, or a pivot of z or x, y's residual given z or given (z, x) is below
+    :data:`~mbstat.ci.moments.WELL_POSED` (the rows answer there, with the rank rules)."""
+    from .moments import WELL_POSED, column_moments
+
+    xcols = sorted({j for xk in xs for j in xk})
+    cols = [y, *z, *xcols]
+    if ds.missing is not None or any(is_discrete(ds, j) for j in cols) or \
+            len(set(cols)) < len(cols):
+        return None
+    mom = column_moments(ds)
+    if mom.n != n or np.any(mom.unit[cols] == 0):
+        return None
+    store, slot = mom.rows(cols)
+    R = store[slot[cols]][:, cols]
+    m = len(z)
+    w = [0, *range(m + 1, len(cols))]  # y, then the candidates' columns
+    S = R[np.ix_(w, w)]
+    if m:
+        zz = R[1:m + 1, 1:m + 1]
+        try:
+            L = np.linalg.cholesky(zz)
+        except np.linalg.LinAlgError:
+            return None
+        if np.min(np.diag(L)) ** 2 < WELL_POSED:
+            return None
+        half = np.linalg.solve(L, R[1:m + 1][:, w])
+        S = S - half.T @ half
+    if S[0, 0] < WELL_POSED:
+        return None
+    where = {j: i + 1 for i, j in enumerate(xcols)}
+    stat = np.zeros(len(xs))
+    for c, xk in enumerate(xs):  # one small solve per candidate (its own columns)
+        idx = [where[j] for j in xk]
+        try:
+            Lx = np.linalg.cholesky(S[np.ix_(idx, idx)])
+        except np.linalg.LinAlgError:
+            return None
+        if np.min(np.diag(Lx)) ** 2 < WELL_POSED:
+            return None
+        u = np.linalg.solve(Lx, S[idx, 0])
+        left = 1.0 - float(u @ u) / S[0, 0]
+        if left < WELL_POSED:
+            return None
+        stat[c] = -n * np.log(left)
+    return stat, np.array([len(xk) for xk in xs], dtype=np.float64)
+
+
 class RegressionLR(PermutableTest):
     """Regression likelihood-ratio test (MXM's testIndReg / testIndLogistic /
     testIndMultinom): y's regression on z with and without x.
@@ -190,6 +248,10 @@ class RegressionLR(PermutableTest):
         ds = tester.dataset
         n = tester.n
         model = self._model(ds, y)
+        if model == "gaussian" and USE_MOMENTS:
+            fast = _gaussian_from_moments(ds, xs, y, z, n)
+            if fast is not None:
+                return chi2_table(fast[0], fast[1], n)
         Qz = _orthonormal(_unit(np.column_stack([np.ones(n), block(ds, z)])))
         # each candidate's columns with z partialled out, as an orthonormal basis
         bases = []
