@@ -1,265 +1,259 @@
-"""Speed of ppfs against PyImpetus's PPIMBC (the paper's own code), measured side by side.
+"""PPFS defaults beside the paper's setting and PyImpetus (issue 27), in one run.
 
-Both select a Markov blanket of the WDBC class with the paper's model (a
-fully grown decision tree), 30 splits per PPI test and 5-fold MB aggregation,
-on this machine in the same run:
+Three cases with known members; each selection is made on 70% of the rows and scored by a
+random forest (500 trees) fitted on the selected features of those rows and scored on the
+other 30% (accuracy, or R^2 for the regression), which no selection saw:
 
-* wall-clock seconds on all CPUs (PyImpetus ``n_jobs=-1``, ours
-  ``n_jobs=os.cpu_count()``), the runs interleaved, median over repeats;
-* CPU seconds of one sequential run of each (``n_jobs=1``), which other
-  load on the machine hardly changes;
-* downstream accuracy of a decision tree and an RBF SVM (C = 1, standardized)
-  on each selected set: both select on 70% of the rows (stratified), and the
-  models fitted there on the selected features are scored on the 30% held out;
-* seconds and fits per second of ppfs with XGBoost on the CPU, and on a GPU
-  when one answers.
+* ``make_classification(2000, 100, n_informative=5, n_redundant=0, shuffle=False)``:
+  members x0..x4, 95 noise features;
+* Friedman-1 (``make_friedman1(2000, 60, noise=1)``): y = 10 sin(pi x0 x1) +
+  20 (x2 - 0.5)^2 + 10 x3 + 5 x4 + e; members x0..x4, 55 noise features;
+* ALARM, 3,000 rows x 37 (``mbstat.datasets.sample_network("alarm", 3000)``), target HR
+  (3 classes): members, the network's Markov blanket of HR.
 
-And the defaults (issue 16), with ``--defaults`` (or ``--only-defaults``):
+Configurations: ``ppfs(data, target)`` with every default (the holdout CRT with early-stopped
+XGBoost, the majority vote over K = 5 folds); the paper's ``model="tree", test="ppi"`` (30
+splits, the paper's Eqs. 6-8 merge: Algorithm 2 as published); ``test="loco"``; and PyImpetus
+(PPIMBC / PPIMBR with a decision tree, 30 simulations, cv 5, all CPUs), the paper's code.
+For each: seconds (wall), members found, precision, recall, held-out score; then the
+checks of issue 27: the default's recall at least the paper setting's and PyImpetus's,
+precision >= 0.9, held-out score within 0.01 of the best configuration, at least 5x faster
+than PyImpetus, within 20 s on ALARM 3,000 x 37.
 
-* ALARM, 3,000 rows x 37 columns, target HR: ``ppfs(data, "HR")`` with every
-  default (the calibrated LOCO test, early-stopped XGBoost, all CPUs) and with
-  ``test="crt"`` beside the paper's setting (``test="ppi", model="tree"``) and PyImpetus: wall and CPU
-  seconds, precision/recall against the network's true blanket;
-* ``make_classification(2000, 100, n_informative=5, shuffle=False)`` (the first
-  5 columns informative, the rest noise): the same, with precision/recall of
-  the informative columns and the downstream accuracy on 600 held-out rows.
+Run::
 
-Run by hand (minutes)::
+    PYTHONPATH=. python benchmarks/ppfs.py              # the three cases (minutes)
+    PYTHONPATH=. python benchmarks/ppfs.py --quick      # CI-sized: 600 rows, no PyImpetus
+    PYTHONPATH=. python benchmarks/ppfs.py --wdbc       # also the paper's WDBC timing
 
-    PYTHONPATH=. python benchmarks/ppfs.py
-    PYTHONPATH=. python benchmarks/ppfs.py --repeats 3 --skip-cpu-time
-    PYTHONPATH=. python benchmarks/ppfs.py --only-defaults
-
-PyImpetus is optional: ``pip install pyimpetus seaborn`` (it imports seaborn
-without declaring it).
+PyImpetus is optional (``pip install PyImpetus seaborn``; it imports seaborn without
+declaring it): without it, its rows and checks are skipped and said so.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
 
-import numpy as np
 import pandas as pd
 
 
-def downstream(train, test, target, features, seed=0):
-    """Held-out accuracy of a decision tree and an RBF SVM fitted on ``features`` of the
-    ``train`` rows (the rows the features were selected on), scored on the ``test`` rows,
-    which no selection saw (accuracy on the selection rows would reward overfitted picks)."""
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import SVC
-    from sklearn.tree import DecisionTreeClassifier
+# ------------------------------------------------------------------ the cases
+def classification_case(n, p, seed):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=n, n_features=p, n_informative=5, n_redundant=0,
+                               shuffle=False, random_state=seed)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    frame["y"] = y
+    return frame, "y", {f"x{j}" for j in range(5)}, "classification"
+
+
+def friedman_case(n, p, seed):
+    from sklearn.datasets import make_friedman1
+
+    X, y = make_friedman1(n_samples=n, n_features=p, noise=1.0, random_state=seed)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    frame["y"] = y
+    return frame, "y", {f"x{j}" for j in range(5)}, "regression"
+
+
+def alarm_case(n, seed):
+    from mbstat.datasets import load_network, sample_network
+
+    return (sample_network("alarm", n, seed=seed), "HR",
+            set(load_network("alarm").markov_blanket("HR")), "classification")
+
+
+def cases(quick: bool, seed: int) -> dict:
+    n = 600 if quick else None
+    return {
+        f"make_classification {n or 2000} x {40 if quick else 100} (5 informative)":
+            classification_case(n or 2000, 40 if quick else 100, seed),
+        f"Friedman-1 {n or 2000} x {20 if quick else 60}":
+            friedman_case(n or 2000, 20 if quick else 60, seed),
+        f"ALARM {n or 3000} x 37, target HR": alarm_case(n or 3000, seed),
+    }
+
+
+# -------------------------------------------------------------- the measures
+def codes(frame: pd.DataFrame) -> pd.DataFrame:
+    """Categorical columns as their integer codes (for the forest and PyImpetus)."""
+    return frame.apply(lambda c: c.cat.codes if isinstance(c.dtype, pd.CategoricalDtype)
+                       else c)
+
+
+def held_out_score(train, test, target, features, task, seed) -> float:
+    """Accuracy (classification) or R^2 of a random forest fitted on ``features`` of the
+    ``train`` rows, on the ``test`` rows."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     if not features:
-        return float("nan"), float("nan")
-    cols = list(features)
-    out = []
-    for model in (DecisionTreeClassifier(random_state=seed),
-                  make_pipeline(StandardScaler(), SVC(C=1.0, kernel="rbf"))):
-        model.fit(train[cols], train[target])
-        out.append(float(model.score(test[cols], test[target])))
-    return tuple(out)
+        return float("nan")
+    cls = RandomForestClassifier if task == "classification" else RandomForestRegressor
+    model = cls(n_estimators=500, random_state=seed, n_jobs=-1)
+    cols = sorted(features)
+    model.fit(codes(train[cols]), codes(train[[target]])[target])
+    return float(model.score(codes(test[cols]), codes(test[[target]])[target]))
 
 
-def pyimpetus_class():
-    try:
-        from PyImpetus import PPIMBC
-    except ImportError as exc:
-        print(f"PyImpetus not available ({exc}); install it with "
-              "`pip install pyimpetus seaborn` to compare")
-        return None
-    return PPIMBC
-
-
-def run_pyimpetus(PPIMBC, X, y, B, K, seed, n_jobs=-1):
-    from sklearn.tree import DecisionTreeClassifier
-
-    model = PPIMBC(DecisionTreeClassifier(random_state=seed), p_val_thresh=0.05, num_simul=B,
-                   cv=K, random_state=seed, n_jobs=n_jobs, verbose=0)
-    wall, cpu = time.perf_counter(), time.process_time()
-    model.fit(X, y.to_numpy())
-    return time.perf_counter() - wall, time.process_time() - cpu, [str(f) for f in model.MB]
-
-
-def run_mbstat(df, B, K, seed, model="tree", n_jobs=None, **kw):
-    from mbstat.algorithms.ppfs import ppfs
-
-    n_jobs = n_jobs or os.cpu_count()
-    wall, cpu = time.perf_counter(), time.process_time()
-    res = ppfs(df, "class", test="ppi", B=B, K=K, model=model, n_jobs=n_jobs, seed=seed, **kw)
-    return time.perf_counter() - wall, time.process_time() - cpu, res
-
-
-def timed(fn):
-    """(result, wall seconds, CPU seconds of this process and its threads)."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - wall, time.process_time() - cpu
-
-
-def scores(found, truth) -> tuple:
+def precision_recall(found, truth) -> tuple:
     found, truth = set(found), set(truth)
     hit = len(found & truth)
     return (hit / len(found) if found else float("nan")), hit / len(truth)
 
 
-def defaults_case(name, data, target, truth, PPIMBC, seed, held_out=None):
-    """ppfs with every default, with the CRT, the paper's setting and PyImpetus on one
-    problem; with ``held_out`` rows, the downstream accuracy of each selection on them."""
-    from sklearn.tree import DecisionTreeClassifier
+def pyimpetus_classes():
+    try:
+        from PyImpetus import PPIMBC, PPIMBR
+    except ImportError as exc:
+        print(f"PyImpetus not available ({exc}): its rows and checks are skipped; install it "
+              "with `pip install PyImpetus seaborn`")
+        return None
+    return PPIMBC, PPIMBR
 
+
+def configurations(task, seed, peer) -> dict:
     from mbstat.algorithms.ppfs import ppfs
 
     runs = {
-        "mbstat ppfs, defaults (LOCO, xgboost)": lambda: list(
-            ppfs(data, target, seed=seed, progress=False).selected),
-        "mbstat ppfs, test='crt' (xgboost)": lambda: list(
-            ppfs(data, target, test="crt", seed=seed, progress=False).selected),
-        "mbstat ppfs, paper (PPI, tree, B = 30)": lambda: list(
-            ppfs(data, target, test="ppi", model="tree", seed=seed, n_jobs=-1,
-                 progress=False).selected),
+        "ppfs defaults (crt, xgboost, vote)":
+            lambda d, t: ppfs(d, t, seed=seed, progress=False).selected,
+        "ppfs model='tree', test='ppi' (paper)":
+            lambda d, t: ppfs(d, t, model="tree", test="ppi", merge="paper", seed=seed,
+                              n_jobs=-1, progress=False).selected,
+        "ppfs test='loco'":
+            lambda d, t: ppfs(d, t, test="loco", seed=seed, progress=False).selected,
     }
-    if PPIMBC is not None:
-        X = data.drop(columns=target)
-        codes = X.apply(lambda c: c.cat.codes if hasattr(c, "cat") else c)
-        y = data[target].cat.codes if hasattr(data[target], "cat") else data[target]
+    if peer is not None:
+        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-        def peer():
-            model = PPIMBC(DecisionTreeClassifier(random_state=seed), p_val_thresh=0.05,
-                           num_simul=30, cv=5, random_state=seed, n_jobs=-1, verbose=0)
-            model.fit(codes, y.to_numpy())
+        def pyimpetus(d, t):
+            cls, tree = ((peer[0], DecisionTreeClassifier) if task == "classification"
+                         else (peer[1], DecisionTreeRegressor))
+            model = cls(tree(random_state=seed), p_val_thresh=0.05, num_simul=30, cv=5,
+                        random_state=seed, n_jobs=-1, verbose=0)
+            X = codes(d.drop(columns=t))
+            model.fit(X, codes(d[[t]])[t].to_numpy())
             return [str(f) for f in model.MB]
 
-        runs["PyImpetus PPIMBC (tree, 30)"] = peer
+        runs["PyImpetus (tree, 30 simulations, cv 5)"] = pyimpetus
+    return runs
+
+
+def run_case(name, case, seed, peer) -> pd.DataFrame:
+    from sklearn.model_selection import train_test_split
+
+    frame, target, truth, task = case
+    strat = frame[target] if task == "classification" else None
+    train, test = train_test_split(frame, test_size=0.3, random_state=seed, stratify=strat)
     rows = []
-    for label, fn in runs.items():
-        found, wall, cpu = timed(fn)
-        precision, recall = scores(found, truth)
-        row = {"method": label, "seconds": wall, "CPU s (main process)": cpu,
-               "n selected": len(found), "precision": precision, "recall": recall}
-        if held_out is not None:
-            row["tree accuracy"], row["SVM accuracy"] = downstream(data, held_out, target,
-                                                                   found, seed)
-        rows.append(row)
-        print(f"  {label}: {wall:.1f} s, {sorted(found)}", flush=True)
-    table = pd.DataFrame(rows).set_index("method")
-    print(f"\n{name}:")
-    print(table.to_string(float_format=lambda v: f"{v:.3g}"))
-    base = table["seconds"].iloc[0]
-    print("time ratio to the defaults: " + ", ".join(
-        f"{m}: {s / base:.2g}x" for m, s in table["seconds"].items()))
+    for label, fn in configurations(task, seed, peer).items():
+        start = time.perf_counter()
+        try:
+            found = list(fn(train, target))
+        except Exception as exc:  # a refusal or a peer's failure: reported, not fatal
+            print(f"  {label}: failed ({type(exc).__name__}: {exc})", flush=True)
+            continue
+        seconds = time.perf_counter() - start
+        precision, recall = precision_recall(found, truth)
+        rows.append({"configuration": label, "seconds": seconds, "n selected": len(found),
+                     "precision": precision, "recall": recall,
+                     "held-out score": held_out_score(train, test, target, found, task, seed),
+                     "selected": ", ".join(sorted(found))})
+        print(f"  {label}: {seconds:.1f} s, {sorted(found)}", flush=True)
+    table = pd.DataFrame(rows).set_index("configuration")
+    print(f"\n{name} ({task}; selection on {len(train)} rows, score "
+          f"{'accuracy' if task == 'classification' else 'R^2'} on {len(test)}; truth "
+          f"{sorted(truth)}):")
+    print(table.drop(columns="selected").to_string(float_format=lambda v: f"{v:.3g}"))
     return table
 
 
-def defaults(seed, PPIMBC):
-    from sklearn.datasets import make_classification
+def checks(name, table, alarm: bool) -> list:
+    """The issue's checks for one case: (description, passed)."""
+    default = table.iloc[0]
+    out = [("precision >= 0.9", default["precision"] >= 0.9),
+           ("held-out score within 0.01 of the best",
+            default["held-out score"] >= table["held-out score"].max() - 0.01)]
+    for other in table.index[1:]:
+        if "loco" in other:
+            continue
+        out.append((f"recall >= {other}'s", default["recall"] >= table.loc[other, "recall"]))
+    peer = [c for c in table.index if c.startswith("PyImpetus")]
+    if peer:
+        ratio = table.loc[peer[0], "seconds"] / default["seconds"]
+        out.append((f"at least 5x faster than PyImpetus ({ratio:.1f}x)", ratio >= 5))
+    if alarm:
+        out.append((f"within 20 s on ALARM ({default['seconds']:.1f} s)",
+                    default["seconds"] <= 20))
+    return [(f"{name}: {d}", ok) for d, ok in out]
 
-    from mbstat.datasets import load_network, sample_network
 
-    print(f"ppfs defaults (issue 16) on {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f} at start")
-    alarm = sample_network("alarm", 3000, seed=0)
-    defaults_case("ALARM 3,000 x 37, target HR (truth: the network's blanket)", alarm, "HR",
-                  load_network("alarm").markov_blanket("HR"), PPIMBC, seed)
-    X, y = make_classification(n_samples=2000, n_features=100, n_informative=5,
-                               n_redundant=0, shuffle=False, random_state=seed)
-    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(100)])
-    frame["class"] = y
+# ------------------------------------------------------- the paper's WDBC timing
+def wdbc(seed, peer):
+    """ppfs (the paper's tree and PPI test, B = 30, K = 5) beside PyImpetus's PPIMBC on WDBC:
+    wall seconds on all CPUs and the held-out accuracy of a random forest."""
     from sklearn.model_selection import train_test_split
 
-    train, test = train_test_split(frame, test_size=0.3, stratify=y, random_state=seed)
-    defaults_case("make_classification 2,000 x 100, 5 informative (x0..x4); selection on "
-                  "1,400 rows, accuracy on the 600 held out", train, "class",
-                  {f"x{j}" for j in range(5)}, PPIMBC, seed, held_out=test)
+    from mbstat.algorithms.ppfs import ppfs
+    from mbstat.datasets import load_wdbc
+
+    full = load_wdbc()
+    train, test = train_test_split(full, test_size=0.3, stratify=full["class"],
+                                   random_state=seed)
+    runs = {"ppfs (tree, ppi, B = 30, K = 5, paper merge)": lambda: ppfs(
+        train, "class", model="tree", test="ppi", merge="paper", seed=seed, n_jobs=-1,
+        progress=False).selected,
+        "ppfs defaults": lambda: ppfs(train, "class", seed=seed, progress=False).selected}
+    if peer is not None:
+        from sklearn.tree import DecisionTreeClassifier
+
+        def pyimpetus():
+            model = peer[0](DecisionTreeClassifier(random_state=seed), p_val_thresh=0.05,
+                            num_simul=30, cv=5, random_state=seed, n_jobs=-1, verbose=0)
+            model.fit(train.drop(columns="class"), train["class"].to_numpy())
+            return [str(f) for f in model.MB]
+        runs["PyImpetus PPIMBC"] = pyimpetus
+    rows = []
+    for label, fn in runs.items():
+        start = time.perf_counter()
+        found = list(fn())
+        rows.append({"configuration": label, "seconds": time.perf_counter() - start,
+                     "n selected": len(found),
+                     "held-out accuracy": held_out_score(train, test, "class", found,
+                                                         "classification", seed)})
+    print(f"\nWDBC ({len(train)} rows to select on, {len(test)} held out):")
+    print(pd.DataFrame(rows).set_index("configuration").to_string(
+        float_format=lambda v: f"{v:.3g}"))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--B", type=int, default=30)
-    parser.add_argument("--K", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=2, help="interleaved timed runs (median)")
+    parser.add_argument("--quick", action="store_true",
+                        help="CI-sized: 600 rows, fewer features, no PyImpetus")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--skip-cpu-time", action="store_true",
-                        help="skip the sequential (n_jobs=1) CPU-time comparison")
-    parser.add_argument("--skip-xgboost", action="store_true")
-    parser.add_argument("--defaults", action="store_true",
-                        help="also the defaults cases of issue 16 (ALARM, 2,000 x 100)")
-    parser.add_argument("--only-defaults", action="store_true")
+    parser.add_argument("--no-pyimpetus", action="store_true")
+    parser.add_argument("--wdbc", action="store_true", help="also the paper's WDBC timing")
     args = parser.parse_args(argv)
-    if args.only_defaults:
-        defaults(args.seed, pyimpetus_class())
-        return
-
-    from mbstat.backend import gpu_available
-    from mbstat.datasets import load_wdbc
-
-    from sklearn.model_selection import train_test_split
-
-    full = load_wdbc()
-    df, held_out = train_test_split(full, test_size=0.3, stratify=full["class"],
-                                    random_state=args.seed)
-    X, y = df.drop(columns="class"), df["class"]
-    cpus = os.cpu_count()
-    print(f"WDBC: {len(df)} rows to select on ({len(held_out)} held out), {X.shape[1]} features; B = {args.B} splits, K = {args.K} "
-          f"folds, decision tree (the paper's PPI model); {cpus} CPUs; "
-          f"load average {os.getloadavg()[0]:.2f} at start\n")
-
-    PPIMBC = pyimpetus_class()
-    ours_wall, peer_wall = [], []
-    for _ in range(args.repeats):  # interleaved, so that other load hits both alike
-        sec, _, res = run_mbstat(df, args.B, args.K, args.seed)
-        ours_wall.append(sec)
-        if PPIMBC is not None:
-            sec, _, peer_features = run_pyimpetus(PPIMBC, X, y, args.B, args.K, args.seed)
-            peer_wall.append(sec)
-    rows = {"mbstat ppfs (tree)": (statistics.median(ours_wall), list(res.selected))}
-    if PPIMBC is not None:
-        rows["PyImpetus PPIMBC"] = (statistics.median(peer_wall), peer_features)
-    rows["all features"] = (np.nan, list(X.columns))
-
-    table = []
-    for name, (sec, feats) in rows.items():
-        tree, svm = downstream(df, held_out, "class", feats, args.seed)
-        table.append({"method": name, "seconds": sec, "n features": len(feats),
-                      "tree accuracy": tree, "SVM accuracy": svm})
-    table = pd.DataFrame(table).set_index("method")
-    print(f"wall clock on {cpus} CPUs (median of {args.repeats} interleaved runs); accuracy: "
-          f"on the {len(held_out)} held-out rows")
-    print(table.to_string(float_format=lambda v: f"{v:.4g}"))
-    print(f"runs (s): mbstat {[round(s, 1) for s in ours_wall]}, "
-          f"PyImpetus {[round(s, 1) for s in peer_wall]}")
-    fits_per_s = res.n_fits / table.loc["mbstat ppfs (tree)", "seconds"]
-    print(f"mbstat: {res.n_fits} fits, {fits_per_s:.0f} fits/s")
-    if PPIMBC is not None:
-        ours, peer = table.loc["mbstat ppfs (tree)"], table.loc["PyImpetus PPIMBC"]
-        print(f"speed-up over PyImpetus (wall): {peer['seconds'] / ours['seconds']:.1f}x; "
-              f"accuracy difference (mbstat - PyImpetus): tree "
-              f"{100 * (ours['tree accuracy'] - peer['tree accuracy']):+.2f} points, SVM "
-              f"{100 * (ours['SVM accuracy'] - peer['SVM accuracy']):+.2f} points")
-
-    if PPIMBC is not None and not args.skip_cpu_time:
-        _, ours_cpu, _ = run_mbstat(df, args.B, args.K, args.seed, n_jobs=1)
-        _, peer_cpu, _ = run_pyimpetus(PPIMBC, X, y, args.B, args.K, args.seed, n_jobs=1)
-        print(f"\nCPU seconds, one sequential run each (n_jobs=1): mbstat {ours_cpu:.1f}, "
-              f"PyImpetus {peer_cpu:.1f}: {peer_cpu / ours_cpu:.1f}x less CPU")
-
-    if args.defaults:
-        print()
-        defaults(args.seed, PPIMBC)
-    if args.skip_xgboost:
-        return
-    print("\nppfs with XGBoost (defaults: 50 rounds, depth 4, eta 0.3), same B and K:")
-    devices = ["cpu"] + (["cuda"] if gpu_available() else [])
-    for device in devices:
-        sec, _, res = run_mbstat(df, args.B, args.K, args.seed, model="xgboost", device=device,
-                                 n_jobs=1 if device == "cuda" else None)
-        print(f"  device={device!r} (ran on {res.device}): {sec:.1f} s, {res.n_fits} fits, "
-              f"{res.n_fits / sec:.0f} fits/s, {len(res.selected)} features selected")
-    if len(devices) == 1:
-        print("  no GPU answered here: CUDA figures not measured")
+    peer = None if args.quick or args.no_pyimpetus else pyimpetus_classes()
+    print(f"ppfs (issue 27) on {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.2f} at start; seed {args.seed}\n", flush=True)
+    results = []
+    for name, case in cases(args.quick, args.seed).items():
+        print(name, flush=True)
+        table = run_case(name, case, args.seed, peer)
+        results += checks(name, table, name.startswith("ALARM") and not args.quick)
+        print(flush=True)
+    print("Checks (issue 27):")
+    for description, ok in results:
+        print(f"  [{'pass' if ok else 'FAIL'}] {description}")
+    if peer is None:
+        print("  (PyImpetus not run: its checks skipped)")
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    if args.wdbc:
+        wdbc(args.seed, peer)
+    return results
 
 
 if __name__ == "__main__":

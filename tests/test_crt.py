@@ -447,18 +447,63 @@ def test_draws_are_shared_by_every_x_given_the_same_z():
     n = 400
     df = pd.DataFrame({"x": rng.normal(size=n), "w": rng.normal(size=n)})
     df["copy"] = df["x"]
+    df["s"] = df["w"] + 0.3 * rng.normal(size=n)
     df["y"] = (rng.random(n) < 1 / (1 + np.exp(-3 * df["w"]))).astype(int)
     ds = as_dataset(df)
-    eng = CRTEngine(ds, 3, model=LOGIT, seed=2)
-    (a, b, strong) = eng.test_many([(0,), (2,), (1,)], ())
+    eng = CRTEngine(ds, 4, model=LOGIT, seed=2)
+    a, b = eng.test_many([(0,), (2,)], (3,))
     np.testing.assert_allclose(a[4], b[4], rtol=0, atol=1 / 1001)
     assert eng.early == 239
+    strong, = eng.test_many([(1,)], (3,))
     np.testing.assert_allclose(strong[4], 1 / 240)
     assert strong[1] == pytest.approx(6 / 240)
     # at alpha 0.01 the early stop needs 1,199 draws, more than B = 1000: none
     eng.set_level(0.01)
     assert eng.early == 0
-    assert eng.test_many([(1,)], ())[0][1] < 0.01
+    assert eng.test_many([(1,)], (3,))[0][1] < 0.01
+
+
+def test_given_nothing_all_columns_share_one_histogram_model_pass():
+    """z empty: the statistic is the histogram model's in-sample loss reduction, G^2 / 2 for
+    classes (scipy's log-likelihood chi2_contingency) and the between-bins sum of squares for
+    a regression (by hand); the permutation p-values are uniform under H0 (exact) and the
+    early stop gives a clear member 1 / 40 at alpha 0.05. (The sequential p-values are
+    valid, not uniform: Besag-Clifford's 10 / draws and the early stop's shift.)"""
+    from mbstat.ci.crt import histogram_reductions
+
+    rng = np.random.default_rng(3)
+    n = 300
+    cells = rng.integers(0, 4, size=(n, 3))
+    cells[:, 2] = 0  # one cell: no reduction
+    y = rng.integers(0, 3, size=n)
+    red = histogram_reductions(cells, 3)(y)
+    for j in range(2):
+        tab = pd.crosstab(cells[:, j], y).to_numpy()
+        g2 = stats.chi2_contingency(tab, lambda_="log-likelihood", correction=False)[0]
+        assert red[j] == pytest.approx(g2 / 2, rel=1e-10)
+    assert red[2] == pytest.approx(0.0, abs=1e-9)
+    v = rng.normal(size=n)
+    red = histogram_reductions(cells, 0)(v)
+    for j in range(2):
+        means = pd.Series(v).groupby(cells[:, j]).agg(["mean", "size"])
+        assert red[j] == pytest.approx(float((means["size"] * (means["mean"] - v.mean()) ** 2)
+                                             .sum()), rel=1e-10)
+    # level: 40 null columns x 50 data sets, p uniform; a strong column: 1 / 40
+    p = []
+    for seed in range(50):
+        r = np.random.default_rng(100 + seed)
+        df = pd.DataFrame(r.normal(size=(200, 40)), columns=[f"c{j}" for j in range(40)])
+        df["y"] = r.integers(0, 2, size=200)
+        eng = CRTEngine(as_dataset(df), 40, model=LOGIT, seed=seed)
+        p += [o[1] for o in eng.test_many([(j,) for j in range(40)], ())]
+    p = np.array(p)
+    for t in (0.025, 0.05, 0.1, 0.3):  # valid at every level (binomial 99.9% bound)
+        k = int(np.sum(p <= t))
+        assert k <= stats.binom.ppf(0.999, len(p), t), (t, k / len(p))
+    assert np.mean(p <= 0.05) > 0.02  # not trivially conservative
+    df = issue_data(9, n=300, effect=3.0)
+    res = crt_test(df, "x", "y", seed=1)
+    assert res.pvalue == pytest.approx(1 / 40) and len(res.part_pvalues) == 1
 
 
 def test_level_with_the_early_stop_wilson():

@@ -12,13 +12,16 @@
 # * ``class, x indep.``: the same with x ~ N(0, 1) independent of everything;
 # * ``regr, x~z``: y = 2 z + e, x = 0.7 z + sqrt(0.51) e;
 # * ``class, x categorical``: x in {a, b, c} with P(x = k | z) = softmax(z (-1, 0, 1))_k,
-#   y ~ Bernoulli(sigmoid(2 z)).
+#   y ~ Bernoulli(sigmoid(2 z));
+# * ``3 classes, x step``: n = 300, y in {0, 1, 2} with logits (0, 1.5 z, -1.5 z),
+#   x = 1[z + e > 0] + 1[z > 1] (issue 31 item 6: LOCO rejected 10 of 100 such nulls).
 #
 # Alternatives: y ~ Bernoulli(sigmoid(2 z + x)) and y = 2 z + x + e (x = 0.7 z + ...).
 #
 # Tests: PPI with the paper's fully grown tree at B = 10, 30, 100; the holdout
-# conditional randomization test (``test="crt"``: 3 splits into 2 parts, 1000 draws of x
-# given z per part, Bonferroni over the 6 parts) with its default XGBoost; LOCO (the
+# conditional randomization test (``test="crt"``, ``ppfs``'s default: 3 splits into 2 parts,
+# up to 1000 draws of x given z per part with the sequential and early stops, Bonferroni
+# over the 6 parts) with its default XGBoost; LOCO (the
 # cross-fitted leave-covariate-out test, ``test="loco"``) with its default XGBoost
 # (early stopping) and with a linear model (``LogisticRegression()`` /
 # ``LinearRegression()``), 5 folds.
@@ -68,6 +71,15 @@ def simulate(scenario: str, seed: int, n: int = N) -> pd.DataFrame:
     effect = x if scenario.endswith("alternative") else 0.0
     if scenario == "class, x indep.":
         x = rng.normal(size=n)
+    if scenario == "3 classes, x step":
+        n = 300
+        rng = np.random.default_rng(seed)
+        z = rng.normal(size=n)
+        x = (z + rng.normal(size=n) > 0).astype(float) + (z > 1)
+        logits = np.column_stack([np.zeros(n), 1.5 * z, -1.5 * z])
+        prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        y = (rng.random(n)[:, None] > prob.cumsum(axis=1)).sum(axis=1)
+        return pd.DataFrame({"x": x, "z": z, "y": y})
     if scenario == "class, x categorical":
         logits = np.outer(z, [-1.0, 0.0, 1.0])
         prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
@@ -99,7 +111,8 @@ TESTS = {
     "LOCO linear": lambda df, s, sc: loco_test(df, "x", "y", ["z"], model=linear_model(sc),
                                                seed=s).pvalue,
 }
-NULLS = ["class, x~z", "class, x indep.", "regr, x~z", "class, x categorical"]
+NULLS = ["class, x~z", "class, x indep.", "regr, x~z", "class, x categorical",
+         "3 classes, x step"]
 ALTERNATIVES = ["class, alternative", "regr, alternative"]
 
 
@@ -200,7 +213,8 @@ def main(argv=None):
     start = time.perf_counter()
     table = run(args.nulls, args.calibrated_nulls, args.alternatives, tests, args.jobs)
     elapsed = time.perf_counter() - start
-    print(f"Rejection rates at alpha = {ALPHA} (n = {N} rows each), Wilson 95% intervals; "
+    print(f"Rejection rates at alpha = {ALPHA} (n = {N} rows each, 300 in '3 classes, x step'), "
+          f"Wilson 95% intervals; "
           f"{args.nulls} nulls (PPI) or {args.calibrated_nulls} (calibrated tests) and "
           f"{args.alternatives} alternatives per cell; {elapsed:.0f} s\n")
     with pd.option_context("display.width", 200, "display.max_colwidth", 40):

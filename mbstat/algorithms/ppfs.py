@@ -193,15 +193,17 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     if test == "crt" and draws is not None:
         test_args["B"] = draws
     threads = _threads(model, parallel)
-    across_folds = _across_folds(n_jobs, len(rows), threads)
-    inner_jobs = 1 if across_folds else n_jobs
+    across_folds = _across_folds(n_jobs, len(rows), threads, test)
+    workers = min(n_jobs, len(rows)) if across_folds else 1
+    inner_jobs = max(1, n_jobs // workers) if across_folds else n_jobs
     bar = _AutoBar(progress, len(rows) * (len(cands) + 1), f"ppfs: blanket of {target_name}")
     jobs = [(_subset_rows(ds, r), target_name, cands, alpha, fold_seeds[i], test,
              {**test_args, "n_jobs": inner_jobs}) for i, r in enumerate(rows)]
-    if across_folds:  # worker processes: the bar ticks once per fold
+    if across_folds:  # workers take whole folds: the bar ticks once per fold
         from joblib import Parallel, delayed
 
-        runs = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator")(
+        backend = "threading" if threads else "loky"
+        runs = Parallel(n_jobs=workers, backend=backend, return_as="generator")(
             delayed(_run_fold)(*j) for j in jobs)
     else:
         runs = (_run_fold(*j, tick=bar.update) for j in jobs)
@@ -330,13 +332,18 @@ def _entropy(seed):
     return int(seed)
 
 
-def _across_folds(n_jobs: int, n_folds: int, threads: bool) -> bool:
-    """Whole folds per process when there are at least as many folds as processes.
+def _across_folds(n_jobs: int, n_folds: int, threads: bool, test: str = "ppi") -> bool:
+    """Whole folds per worker: processes when there are at least as many folds as
+    processes; and for the CRT, threads (or processes) whenever several workers and folds
+    are there (its shrink phase tests one member at a time, in few parts: too little work
+    to fill the threads of one fold), each with ``n_jobs // workers`` threads.
 
-    Threads cost nothing to start and share the data, so they split the work
+    Otherwise threads, which cost nothing to start and share the data, split the work
     of each fold instead (better balanced); processes pay for every dispatch.
     """
-    return n_jobs > 1 and not threads and n_folds >= n_jobs
+    if n_jobs <= 1 or n_folds <= 1:
+        return False
+    return (not threads and n_folds >= n_jobs) or test == "crt"
 
 
 def _threads(model, parallel) -> bool:
