@@ -284,3 +284,25 @@ def test_every_learner_says_a_deterministic_relation_it_saw():
         assert "deterministic" in text and "need not be unique" in text, name
     plain = mbstat.iamb(sample_network("asia", 2000, seed=0), "smoke", test="g2")
     assert not any("deterministic" in n for n in plain.notes)
+
+
+def test_fisher_z_batch_with_an_x_linear_in_z():
+    """A batch holding an x exactly linear in z (ill posed: decided from the rows) leaves
+    the other candidates' statistics alone: each equals the Fisher z of the residual
+    correlation (numpy least squares), as in a batch of its own."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    data = pd.DataFrame({"a": a, "b": b, "a_scaled": 3 * a - 1, "t": a + b + rng.normal(size=n),
+                         "noise": rng.normal(size=n)})
+    batch = CITester(data, "fisher_z").test_many(["a", "b", "noise"], "t", ("a_scaled",))
+    design = np.column_stack([np.ones(n), data["a_scaled"]])
+
+    def resid(v):
+        return v - design @ np.linalg.lstsq(design, v, rcond=None)[0]
+
+    rt = resid(data["t"].to_numpy())
+    for i, x in enumerate(["b", "noise"], start=1):
+        r = np.corrcoef(resid(data[x].to_numpy()), rt)[0, 1]
+        assert batch.statistic[i] == pytest.approx(np.sqrt(n - 4) * np.arctanh(r), rel=1e-8)
+    assert batch.statistic[0] == 0 and batch.independent[0]

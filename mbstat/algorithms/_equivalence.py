@@ -19,7 +19,7 @@ import pandas as pd
 from ..results.equivalent import DETERMINISM_COLUMNS, EQUIVALENCE_COLUMNS
 
 __all__ = ["DETERMINISM_TOL", "equivalence_frame", "relation", "determinism_frame",
-           "determinism_notes"]
+           "determinism_notes", "determining", "evidence_determinism_notes"]
 
 #: Near-deterministic: H(V | S) at most this fraction of H(V) (or 1 - R^2 at most it).
 DETERMINISM_TOL = 0.01
@@ -100,6 +100,22 @@ def determinism_frame(ds, pairs, tol: float = DETERMINISM_TOL) -> pd.DataFrame:
                 records.append((v, ", ".join(given), h, marginal, ratio, measure))
     frame = pd.DataFrame.from_records(records, columns=DETERMINISM_COLUMNS)
     return frame.astype({"entropy": float, "marginal": float, "ratio": float})
+
+
+def determining(ds, target, boundaries, tol: float = DETERMINISM_TOL) -> list:
+    """The variables that alone determine the target: boundaries of one variable v with
+    H(T | v) <= tol H(T) (a relabeling of the target, or a finer coding of it); none
+    without the data's rows (an oracle)."""
+    if ds is None or not ds.n_rows:
+        return []
+    out = []
+    t = ds.index(target)
+    for b in boundaries:
+        if len(b) == 1 and b[0] not in out:
+            _, _, ratio, _ = relation(ds, t, [ds.index(b[0])])
+            if ratio == ratio and ratio <= tol:
+                out.append(b[0])
+    return out
 
 
 def determinism_notes(frame: pd.DataFrame, target: str, tol: float = DETERMINISM_TOL) -> tuple:

@@ -14,7 +14,8 @@ import numpy as np
 
 from .._validation import check_choice, check_int
 from ..results.equivalent import EquivalentResult, count_boundaries, generate_boundaries
-from ._equivalence import determinism_frame, determinism_notes, equivalence_frame
+from ._equivalence import (DETERMINISM_TOL, determinism_frame, determinism_notes,
+                           determining as _determining, equivalence_frame)
 from .learners import Found, Learner, Run
 
 __all__ = ["ses"]
@@ -22,10 +23,14 @@ __all__ = ["ses"]
 SYMMETRY = ("none", "and")
 
 
-def _check_args(max_k=3, max_boundaries=100, symmetry="none") -> dict:
+def _check_args(max_k=3, max_boundaries=100, symmetry="none", without_determining=True) -> dict:
+    if not isinstance(without_determining, (bool, np.bool_)):
+        raise TypeError(f"without_determining must be True or False; got "
+                        f"{without_determining!r}")
     return {"max_k": check_int("max_k", max_k, low=1, allow_none=True),
             "max_boundaries": check_int("max_boundaries", max_boundaries, low=1),
-            "symmetry": check_choice("symmetry", symmetry, SYMMETRY)}
+            "symmetry": check_choice("symmetry", symmetry, SYMMETRY),
+            "without_determining": bool(without_determining)}
 
 
 def _weaker(p_new, s_new, p_old, s_old) -> bool:
@@ -242,7 +247,8 @@ def _members(search: _SES) -> set:
     return {v for c in search.classes() for v in c}
 
 
-def _search(run: Run, max_k=3, max_boundaries=100, symmetry="none") -> Found:
+def _search(run: Run, max_k=3, max_boundaries=100, symmetry="none",
+            without_determining=True) -> Found:
     """SES on the run's target; with ``symmetry="and"``, each member of a class is kept
     only when the target is among the members of its own SES (MMPC's symmetry
     correction, Tsamardinos et al. 2003 Figure 3, applied to every variable of a
@@ -294,6 +300,23 @@ def _search(run: Run, max_k=3, max_boundaries=100, symmetry="none") -> Found:
     pairs = [(a, (b,)) for c in classes for a in c for b in c if a != b]
     det = determinism_frame(run.tester.dataset, pairs)
     notes += list(determinism_notes(det, run.target))
+    determining, reduced = [], ()
+    if without_determining:  # members that alone determine the target: SES without them
+        determining = _determining(run.tester.dataset, run.target,
+                                   [(v,) for c in classes for v in c], DETERMINISM_TOL)
+        if determining:
+            pool = [c for c in run.candidates if c not in determining]
+            other = _SES(run, run.target, pool, max_k, record=False)
+            other.run_search()
+            reduced = generate_boundaries(other.classes(), max_boundaries)
+            one = len(determining) == 1
+            listed = "; ".join("{" + ", ".join(b) + "}" for b in reduced[:5])
+            notes.append(f"Note: {', '.join(determining)} alone determine{'s' if one else ''} "
+                         f"{run.target} (a relabeling or a finer coding of it) and separate"
+                         f"{'s' if one else ''} it from every other variable. Without "
+                         f"{'it' if one else 'them'}, SES finds {len(reduced)} "
+                         f"signature{'' if len(reduced) == 1 else 's'} "
+                         f"(.reduced_boundaries): {listed}{'; ...' if len(reduced) > 5 else ''}.")
     if s.capped:
         notes.append(f"Note: conditioning sets were capped at max_k = {s.cap}; larger "
                      "separating sets were not searched.")
@@ -303,7 +326,8 @@ def _search(run: Run, max_k=3, max_boundaries=100, symmetry="none") -> Found:
     return Found(selected, parents_children=selected, notes=tuple(notes),
                  extra={"classes": tuple(classes), "boundaries": boundaries,
                         "n_boundaries": n, "equivalences": equivalence_frame(equivalences),
-                        "deterministic": det, "max_boundaries": max_boundaries})
+                        "deterministic": det, "max_boundaries": max_boundaries,
+                        "determining": tuple(determining), "reduced_boundaries": reduced})
 
 
 SES = Learner("ses", "ci", "statistically equivalent signatures (SES)", search=_search,
@@ -312,7 +336,7 @@ SES = Learner("ses", "ci", "statistically equivalent signatures (SES)", search=_
 
 @SES.front_end
 def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
-        symmetry="none", backend=None, candidates=None, whitelist=None, blacklist=None,
+        symmetry="none", without_determining=True, backend=None, candidates=None, whitelist=None, blacklist=None,
         max_sx=None, discretize=None, na="raise", progress=None,
         **test_args) -> EquivalentResult:
     """Statistically equivalent signatures (SES; Lagani et al. 2017, MXM's ``SES``).
@@ -349,6 +373,12 @@ def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
         "none" (default): MXM's SES, no symmetry correction; "and": a member of a class
         is kept only when T is in its own SES (MMPC's correction; one more SES per
         member), which removes MMPC-bar's false positives.
+    without_determining : bool
+        A member that alone determines the target (a relabeling or finer coding of it:
+        its conditional entropy given the member at most 1% of its own) separates it
+        from everything; with True (default) SES runs again without such members and
+        lists those signatures apart (``reduced_boundaries``, ``determining``), as
+        :func:`mbstat.tie` does.
     backend, candidates, whitelist, blacklist, max_sx, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb`. Whitelisted features are selected from the start
         and never removed.

@@ -26,7 +26,7 @@ import pandas as pd
 from .._validation import check_int
 from ..results.equivalent import BOUNDARY_TEST_COLUMNS, EquivalentResult
 from ._equivalence import (DETERMINISM_TOL, determinism_frame, determinism_notes,
-                           equivalence_frame, relation)
+                           determining as _determining, equivalence_frame)
 from .learners import LEARNERS, Found, Learner, Run
 
 __all__ = ["tie"]
@@ -209,21 +209,6 @@ class _Enumeration:
                     self.push(g | {v})
 
 
-def _determining(ds, target, boundaries, tol) -> list:
-    """The variables that alone determine the target: boundaries of one variable v with
-    H(T | v) <= tol H(T) (a relabeling of the target, or a finer coding of it)."""
-    if ds is None or not ds.n_rows:
-        return []
-    out = []
-    t = ds.index(target)
-    for b in boundaries:
-        if len(b) == 1:
-            _, _, ratio, _ = relation(ds, t, [ds.index(b[0])])
-            if ratio == ratio and ratio <= tol:
-                out.append(b[0])
-    return out
-
-
 def _search(run: Run, base="iamb_fdr", base_args=None, max_boundaries=100, max_removed=None,
             max_runs=2000, without_determining=True) -> Found:
     """TIE* with IGS and Criterion Independence (module docstring), on the run's one
@@ -250,7 +235,10 @@ def _search(run: Run, base="iamb_fdr", base_args=None, max_boundaries=100, max_r
                 sub = Run(run.tester, target, pool, run.start, whitelist=run.whitelist,
                           max_sx=run.max_sx)
                 m2 = tuple(row.search(sub, **own).blanket)
-                reduced = _Enumeration(run, row, own, pool, m2, **caps,
+                # single swaps only (max_removed = 1): the reduced pass answers "what else
+                # tells about the target", at a bounded cost
+                reduced = _Enumeration(run, row, own, pool, m2,
+                                       **{**caps, "max_removed": 1},
                                        label="(without " + ", ".join(determining) + ") ")
                 reduced.run_all()
                 more = [v for v in _determining(ds, target, reduced.boundaries,
@@ -352,7 +340,10 @@ def tie(data, target, test="auto", alpha=0.05, *, base="iamb_fdr", base_args=Non
         without such variables and reports those boundaries apart
         (``reduced_boundaries``, with ``determining``): what else tells about the
         target. They are Markov boundaries of the target among the other variables, not
-        among all (the note says so). Needs the data's rows (not with an oracle).
+        among all (the note says so). Reading chosen, for cost: that second pass
+        tries removal sets of one variable only (single swaps, e.g. a relabeled pair
+        among the others); the first pass is TIE* in full. Needs the data's rows (not
+        with an oracle).
     backend, candidates, whitelist, blacklist, max_sx, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb`. Whitelisted features are in every boundary (never
         removed); blacklisted ones in none.
