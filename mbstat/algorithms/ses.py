@@ -237,9 +237,12 @@ class _SES:
         return best
 
     def classes(self) -> list:
-        """The selected variables' queues (``unique``), in MXM's ``selectedVarsOrder``
-        (by their weakest association, strongest first)."""
-        order = sorted(self.selected, key=lambda x: (self.logp[x], -self.stat[x]))
+        """The selected variables' queues (``unique``), in column order as MXM's
+        ``queues[which(selectedVars == 1)]`` (whose ``expand.grid`` are the signatures);
+        whitelisted variables first."""
+        position = {x: i for i, x in enumerate(self.pool)}
+        order = [*[x for x in self.fixed if x in self.selected],
+                 *sorted((x for x in self.selected if x not in self.fixed), key=position.get)]
         return [tuple(dict.fromkeys(self.queues[x])) for x in order]
 
 
