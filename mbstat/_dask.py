@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["is_dask_frame", "is_parquet_dir", "require_dask", "without_string_conversion"]
+__all__ = ["is_dask_frame", "is_parquet_dir", "path_problem", "require_dask",
+           "without_string_conversion"]
 
 
 def is_dask_frame(data) -> bool:
@@ -27,6 +28,22 @@ def is_parquet_dir(data) -> bool:
     if not os.path.isdir(path):
         return False
     return any(name.endswith(".parquet") for name in os.listdir(path))
+
+
+def path_problem(data) -> str:
+    """Why the path ``data`` (not a directory of Parquet files) cannot be read as data, for
+    the data layer's message."""
+    path = os.fspath(data)
+    if not os.path.exists(path):
+        return ("no file or directory of that name exists, and a path is read only as a "
+                "directory of Parquet files (through Dask)")
+    if os.path.isdir(path):
+        return ("the directory holds no Parquet files (*.parquet), which a directory given "
+                "as data must hold")
+    if path.endswith(".parquet"):
+        return ("one Parquet file: give its directory (read through Dask) or read it with "
+                "pandas.read_parquet")
+    return "a path is read only as a directory of Parquet files (through Dask)"
 
 
 def require_dask(what: str):

@@ -140,6 +140,27 @@ def read_csv(path, sep=None, encoding="utf-8", na_values=None, text=()):
     return data
 
 
+#: Leading bytes of binary formats that are given for a CSV file by mistake.
+_MAGIC = {b"PAR1": "a Parquet file", b"PK\x03\x04": "a ZIP archive (an Excel .xlsx file?)",
+          b"\xd0\xcf\x11\xe0": "an OLE file (an Excel .xls file?)",
+          b"\x1f\x8b": "a gzip file", b"\x89HDF": "an HDF5 file", b"\x93NUMPY": "a NumPy .npy file"}
+
+
+def _check_text_file(path) -> None:
+    """Refuse a binary file (known leading bytes, or a NUL byte in its first 8 KiB, which
+    no text encoding of CSV data holds except UTF-16/32) with what it looks like."""
+    with open(path, "rb") as f:
+        head = f.read(8192)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return  # a UTF-16 byte-order mark: text, given --encoding utf-16
+    kind = next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
+    if kind is None and b"\x00" in head:
+        kind = "a binary file (it holds NUL bytes)"
+    if kind is not None:
+        raise UsageError(f"{path} looks like {kind}, not CSV text; mbstat select reads a CSV "
+                         "file (read other formats in Python, e.g. with pandas)")
+
+
 def _separator(sep):
     if sep is None:
         return None
@@ -214,8 +235,14 @@ def select(args) -> int:
     import mbstat
 
     path = Path(args.data)
+    if path.is_dir():
+        parquet = any(p.suffix == ".parquet" for p in path.iterdir())
+        raise UsageError(f"{path} is a directory; mbstat select reads one CSV file"
+                         + (" (a directory of Parquet files is read in Python: "
+                            f"mbstat.iamb({str(path)!r}, target))" if parquet else ""))
     if not path.is_file():
         raise UsageError(f"data file not found: {path}")
+    _check_text_file(path)
     _check_stability_options(args)
     _check_output(args.out, "--out")
     _check_output(args.plot, "--plot", image=True)

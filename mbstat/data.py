@@ -536,9 +536,12 @@ def _to_frame(data, names) -> pd.DataFrame:
     if isinstance(data, pd.Series):
         raise ValueError("data must be 2-D (a DataFrame or a 2-D array); got a Series")
     if isinstance(data, (str, bytes, os.PathLike)):
-        raise TypeError(f"data must be a DataFrame, a 2-D array or a Dataset; got a "
-                        f"{type(data).__name__} {str(data)[:60]!r} (read a file first, e.g. with "
-                        "pandas.read_csv)")
+        from ._dask import path_problem
+
+        why = "" if isinstance(data, bytes) else f": {path_problem(data)}"
+        raise TypeError(f"data must be a DataFrame, a 2-D array, a Dataset or a directory of "
+                        f"Parquet files; got a {type(data).__name__} {str(data)[:300]!r} (read "
+                        f"a file first, e.g. with pandas.read_csv){why}")
     if isinstance(data, Mapping):
         raise TypeError(f"data must be a DataFrame, a 2-D array or a Dataset; got a "
                         f"{type(data).__name__} (pandas.DataFrame(data) makes one)")

@@ -191,3 +191,29 @@ def test_a_reader_that_stops_early_gets_no_traceback(csv):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=600) == 1
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_select_names_a_directory_and_a_binary_file(tmp_path):
+    # a directory was "data file not found"; a binary file suggested --encoding latin-1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = run("select", str(empty), "--target", "y")
+    assert out.returncode == 2 and f"{empty} is a directory; mbstat select reads one CSV " \
+        "file" in out.stderr and "not found" not in out.stderr
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    pd.DataFrame({"y": [0, 1]}).to_parquet(parts / "part.0.parquet")
+    out = run("select", str(parts), "--target", "y")
+    assert out.returncode == 2 and f"mbstat.iamb('{parts}', target)" in out.stderr
+    out = run("select", str(parts / "part.0.parquet"), "--target", "y")
+    assert out.returncode == 2 and "looks like a Parquet file, not CSV text" in out.stderr
+    binary = tmp_path / "data.bin"
+    binary.write_bytes(bytes(range(256)) * 4)
+    out = run("select", str(binary), "--target", "y")
+    assert out.returncode == 2 and "looks like a binary file (it holds NUL bytes)" in out.stderr
+    assert "--encoding" not in out.stderr and "Traceback" not in out.stderr
+    # text in another encoding still gets the encoding hint
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("a,y\n1,\xe9\n".encode("latin-1"))
+    out = run("select", str(latin), "--target", "y")
+    assert out.returncode == 2 and "--encoding latin-1" in out.stderr
