@@ -316,3 +316,21 @@ def test_whole_number_float_target_with_many_values_stays_a_regression():
     df = regression_frame(0, n=200)
     df["y"] = np.round(df["y"] * 100)  # whole numbers, nearly all distinct
     assert ppfs(df, "y", test="ppi", B=5, K=0, model="tree", seed=0).task == "regression"
+
+
+def test_defaults_are_the_crt_and_the_vote():
+    """ppfs's defaults (issue 27): the calibrated CRT and the majority vote over K = 5 folds;
+    the vote's p-value table gives, per candidate, the median over the folds of its deciding
+    tests' statistics."""
+    df = regression_frame(7, n=300)
+    res = ppfs(df, "y", seed=0, candidates=["x0", "x1", "x5", "x6"], model_params=SMALL_XGB)
+    assert res.test == "crt" and res.params["test"] == "crt" and res.merge == "vote"
+    assert res.votes == 3 and res.chosen_fold is None and len(res.fold_blankets) == 5
+    assert {"x0", "x1"} <= set(res.selected) <= {"x0", "x1", "x5", "x6"}
+    table, log = res.pvalues, res.tests
+    log = log[log["phase"].isin(["grow", "shrink"])].drop_duplicates(["fold", "x"],
+                                                                      keep="last")
+    for feature in table.index:
+        assert table.loc[feature, "statistic"] == pytest.approx(
+            log.loc[log["x"] == feature, "statistic"].median())
+    assert "holdout randomization tests" in str(res.summary())
