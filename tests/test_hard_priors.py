@@ -8,10 +8,11 @@ from mbstat.datasets import load_network, sample_network
 from test_missing import blank
 
 #: Every CI-test learner of the table, with the arguments these tests need.
-CI_LEARNERS = {name: {"iamb_ip": {"scale": "significance"}, "rgs": {"seed": 0}}.get(name, {})
+CI_LEARNERS = {name: {"iamb_ip": {"scale": "significance"}, "rgs": {"seed": 0},
+                      "ses": {"symmetry": "and"}}.get(name, {})
                for name, row in mbstat.LEARNERS.items() if row.kind == "ci"}
 #: Learners that find parents and children only.
-PC_ONLY = {"mb_to_pc", "mmpc", "hiton_pc", "si_hiton_pc"}
+PC_ONLY = {"mb_to_pc", "mmpc", "hiton_pc", "si_hiton_pc", "ses"}
 #: Learners that search separating sets among neighbours: a blacklisted variable is
 #: marginalized out, and a DAG's marginal need not be faithful to a DAG, so their oracle
 #: guarantee does not cover it (the IAMB family needs only the unique Markov boundary).
