@@ -90,6 +90,14 @@ default XGBoost; ``vignettes/ppi_calibration.py`` for the final figures):
     interval (a continuous x given a continuous z);
   - where x takes few distinct values in a part (categories, 0/1), once per value.
 
+* Given an empty z, every single-column x is tested in one pass, by the original CRT of
+  Candes et al. (2018, section 4.1) with the model refitted for each draw: the model of y
+  given x is a histogram (x's levels, or its :data:`MARGINAL_BINS` quantile bins; the class
+  frequencies or the mean of y in each cell), the statistic its in-sample loss reduction
+  against the constant model (G^2 / 2 for classes, the between-cells sum of squares for a
+  regression: :func:`histogram_reductions`), and each draw permutes y, one permutation
+  serving every x (the same law as permuting x). Exact, no held-out parts (one part: its
+  p-value is the sequential one, with the early stop at ``ceil(2 / alpha) - 1`` = 39 draws).
 * One set of draws per conditioning set: the shuffles of x given z come from a stream keyed
   by z alone, so every x tested given the same z (a growth phase: z empty) meets the same
   draws, made once and kept.
