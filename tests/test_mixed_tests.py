@@ -345,6 +345,41 @@ def test_level_at_n200(test):
 
 
 # ------------------------------------------------------------------ permutation calibration
+def _rss(y, X):
+    r = y - X @ np.linalg.lstsq(X, y, rcond=None)[0]
+    return r @ r
+
+
+def _hand_permutation_p(statistic, df, x, zd, B, seed):
+    """(1 + #{T(perm) >= T(observed)}) / (B + 1), x's rows permuted within the strata of zd
+    by numpy; T a statistic of x (any increasing function of the test's)."""
+    rng = np.random.default_rng(seed)
+    values = df[x].cat.codes.to_numpy() if isinstance(df[x].dtype, pd.CategoricalDtype) \
+        else df[x].to_numpy()
+    observed = statistic(values)
+    perm = values.copy()
+    exceed = 0
+    for _ in range(B):  # one permutation within each stratum
+        for level in np.unique(zd):
+            rows = np.flatnonzero(zd == level)
+            perm[rows] = values[rng.permutation(rows)]
+        exceed += statistic(perm) >= observed - 1e-9 * abs(observed)
+    return (1 + exceed) / (B + 1)
+
+
+def _hand_statistics(df, zd):
+    """Statistics by hand for the permutation test below (functions of x's values)."""
+    y = df.y.to_numpy()
+    one = np.ones(len(df))
+    dz = np.column_stack([one, zd == 1, zd == 2]).astype(float)
+    ranks_y = stats.rankdata(y)
+    return {("mi-cg", "x"): lambda v: _loglik(y, one[:, None], v * 3 + zd),
+            ("mi-cg", "w"): lambda v: _loglik(y, np.column_stack([one, v]), zd),
+            ("reg-lr", "x"): lambda v: -_rss(y, np.column_stack([dz, v])),
+            ("reg-lr", "w"): lambda v: -_rss(y, np.column_stack([dz, v])),
+            ("spearman", "w"): lambda v: abs(np.corrcoef(stats.rankdata(v), ranks_y)[0, 1])}
+
+
 def test_permutation_calibration_agrees_refuses_continuous_z_and_is_reproducible():
     rng = np.random.default_rng(8)
     n = 300
@@ -353,13 +388,18 @@ def test_permutation_calibration_agrees_refuses_continuous_z_and_is_reproducible
     df = pd.DataFrame({"x": pd.Categorical(x.astype(int)), "zd": pd.Categorical(zd),
                        "y": zd + rng.normal(size=n) + 0.25 * x, "w": rng.normal(size=n),
                        "zc": rng.normal(size=n)})
+    hand = _hand_statistics(df, zd)
     for test, xs, z in [("mi-cg", ["x", "w"], ["zd"]), ("reg-lr", ["x", "w"], ["zd"]),
                         ("spearman", ["w"], [])]:
         a = ci_test_batch(df, xs, "y", z, test=test)
         b = ci_test_batch(df, xs, "y", z, test=test, calibration="permutation", B=199)
         assert (b.calibration == "permutation").all()
-        np.testing.assert_allclose(b.pvalue, a.pvalue, atol=0.06)
         assert np.all(b.pvalue >= 1 / 200)
+        for i, x in enumerate(xs):  # against 1,000 permutations by hand (independent code)
+            ref = _hand_permutation_p(hand[test, x], df, x, zd, 1000, seed=i)
+            # two Monte Carlo estimates of one p-value (B = 199 and 1,000): 4 standard errors
+            se = np.sqrt(max(ref, 1 / 200) * (1 - ref) * (1 / 200 + 1 / 1001))
+            assert abs(b.pvalue[i] - ref) <= 4 * se, (test, x, b.pvalue[i], ref)
         c = ci_test_batch(df[df.columns[::-1]], xs[::-1], "y", z, test=test,
                           calibration="permutation", B=199)
         np.testing.assert_array_equal(c.pvalue[::-1], b.pvalue)  # any order, any batch
