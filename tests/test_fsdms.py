@@ -1,5 +1,6 @@
 """FSDMS and WFSDMS (Liu, Tang & Zeng 2015): Algorithms 1-3, CorrAL, results, bad input."""
 
+import dataclasses
 import sys
 
 import matplotlib
@@ -263,8 +264,10 @@ def test_result_printing_and_plot():
     assert res.ranking.index.name == "rank"
     ax = res.plot()
     assert ax.get_xlabel() == "rank"
-    with pytest.raises(Exception):
+    before = res.alpha
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'alpha'"):
         res.alpha = 2.0  # frozen
+    assert res.alpha == before
 
 
 def test_wfsdms_corral():
