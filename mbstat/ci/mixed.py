@@ -24,7 +24,11 @@ declared configurations, 1 when there is none) and its continuous part zc (``q``
   product is the null family (the logits' interaction terms of x and y zero), so the
   statistic is the likelihood ratio of nested models, symmetric in x and y; df =
   (kx - 1)(ky - 1) L (1 + q (q + 3) / 2), the interaction coefficients per stratum.
-  With q = 0 it is the G2 test above (the saturated multinomial per stratum).
+  With q = 0 it is the G2 test above (the saturated multinomial per stratum). Like G2
+  on sparse tables, its chi-square is liberal when the logits carry many parameters for
+  the rows: on a CG network of clgaussian.test's structure, 100 samples of 1,000 rows,
+  the d-separated discrete pairs given a continuous z (28 cases with the model right)
+  reject 7.4% at 0.05, from 1-5% with one continuous column to 16% at 27 df.
 
 *Departure from bnlearn* (discrete x and y, a continuous z). bnlearn's
 ``c_cmicg_unroll`` passes x alone as the strata of both chain-rule terms, so that x
