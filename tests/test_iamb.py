@@ -104,8 +104,9 @@ def _g2(frame, x, y, z):
     return g2, df
 
 
-def _reference(frame, target, candidates, alpha, interleaved):
-    """IAMB / Inter-IAMB written from the paper, one test at a time; returns the trace."""
+def _reference(frame, target, candidates, alpha, interleaved, bonferroni=False):
+    """IAMB / Inter-IAMB written from the paper, one test at a time; returns the trace.
+    ``bonferroni``: the strongest of the m remaining candidates enters at alpha / m."""
 
     def test(x, z):
         g2, df = _g2(frame, x, target, z)
@@ -126,7 +127,7 @@ def _reference(frame, target, candidates, alpha, interleaved):
             break
         scores = [test(x, blanket) for x in rest]
         best = min(range(len(rest)), key=lambda i: (scores[i][0], -scores[i][1]))
-        if scores[best][0] > np.log(alpha):
+        if scores[best][0] > np.log(alpha / (len(rest) if bonferroni else 1)):
             break
         blanket.append(rest[best])
         trace.append(("add", rest[best]))
@@ -140,8 +141,9 @@ def _reference(frame, target, candidates, alpha, interleaved):
     return trace
 
 
+@pytest.mark.parametrize("selection", ["none", "bonferroni"])
 @pytest.mark.parametrize("method", [iamb, inter_iamb])
-def test_matches_textbook_reference_step_by_step(method):
+def test_matches_textbook_reference_step_by_step(method, selection):
     frame = sample_network("alarm", 1500, seed=11)
     cands_all = ["HYPOVOLEMIA", "LVFAILURE", "STROKEVOLUME", "LVEDVOLUME", "CVP", "PCWP",
                  "HISTORY", "CO", "HR", "BP", "TPR", "CATECHOL", "ERRLOWOUTPUT", "HRBP"]
@@ -149,9 +151,10 @@ def test_matches_textbook_reference_step_by_step(method):
     for target in ("STROKEVOLUME", "CO", "LVEDVOLUME", "HR"):
         cands = [c for c in cands_all if c != target]
         # the reference computes the asymptotic chi-square p-value of every test
-        res = method(frame, target, alpha=0.05, calibration="asymptotic")
+        res = method(frame, target, alpha=0.05, calibration="asymptotic", selection=selection)
         steps = list(zip(res.trace["action"], res.trace["feature"]))
-        assert steps == _reference(frame, target, cands, 0.05, method is inter_iamb), target
+        assert steps == _reference(frame, target, cands, 0.05, method is inter_iamb,
+                                   selection == "bonferroni"), target
 
 
 def test_ranks_by_log_pvalue_when_pvalues_underflow():

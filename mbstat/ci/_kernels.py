@@ -19,7 +19,7 @@ from numba.extending import get_cython_function_address, intrinsic
 
 from .._bitmaps import BIT_LEVELS, level_bits  # noqa: F401 (Dataset.level_bits; tests)
 from .._progress import interruptible
-from ._table_moments import NEWTON, table_moments
+from ._table_moments import table_moments
 
 
 @intrinsic
@@ -1265,7 +1265,7 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
         if permuted[st] and dense_min > 0.0 and (r != 2 or c != 2):  # exact moments
             permuted[st] = not table_moments(row_n[id_first[st]:id_first[st + 1]],
                                              group_n[group_first[st]:group_first[st + 1]],
-                                             stratum_n[st], clogc, NEWTON, moments)
+                                             stratum_n[st], clogc, moments)
     which = np.flatnonzero(permuted)
     two = np.zeros(which.shape[0], np.bool_)  # the 2 x 2 permuted strata are drawn
     margins = np.empty((which.shape[0], 5), np.int64)
@@ -1379,7 +1379,7 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail):  # pragma
             continue
         if r != 2 or c_levels != 2:
             if dense_min > 0.0 and table_moments(nx[nx > 0], ny[ny > 0], big_n, clogc,
-                                                 NEWTON, moments):
+                                                 moments):
                 continue  # exact moments, nothing to draw
             return out, moments, False, np.full(2, np.nan)
         margins[h, 0], margins[h, 2], margins[h, 4] = nx[a1], ny[b1], big_n

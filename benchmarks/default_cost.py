@@ -1,0 +1,145 @@
+"""What the default costs and buys: every CI learner's default beside its asymptotic run.
+
+For each network and sample size (``sample_network(NAME, ROWS, seed=1)``, every node as
+target, alpha 0.05): the mean F1 against the true blanket (parents and children for the PC
+learners) and the seconds of all nodes, for
+
+* ``default``: the learner's defaults (the calibrated test, ``selection="bonferroni"``);
+* ``asymptotic``: the same with ``calibration="asymptotic"``;
+* ``paper``: the paper's procedure, ``selection="none"`` with the asymptotic test;
+* ``bnlearn``: bnlearn 4.9 (``learn.mb`` / ``learn.nbr``, ``test="mi"``) on the very same
+  CSV, when ``Rscript`` with bnlearn is installed (never required).
+
+It prints the ratio of the default's time to the asymptotic run's and the default's F1
+margin over the better of the asymptotic run and bnlearn (issue #25).
+
+    python benchmarks/default_cost.py                        # 4 networks, 5,000 rows
+    python benchmarks/default_cost.py --quick                # alarm, 500 rows, 4 learners
+    python benchmarks/default_cost.py --networks alarm --rows 20000 --learners iamb
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+import mbstat
+from mbstat.bn import blanket_scores
+from mbstat.datasets import load_network, sample_network
+
+LEARNERS = ["iamb", "inter_iamb", "fast_iamb", "gs_m", "mbor", "fbed", "iamb_fdr", "mmpc",
+            "mmmb", "hiton_pc", "hiton_mb", "si_hiton_pc"]
+PC = {"mmpc", "hiton_pc", "si_hiton_pc"}
+#: bnlearn's name of each learner it has: (function, method)
+BNLEARN = {"iamb": ("learn.mb", "iamb"), "inter_iamb": ("learn.mb", "inter.iamb"),
+           "fast_iamb": ("learn.mb", "fast.iamb"), "iamb_fdr": ("learn.mb", "iamb.fdr"),
+           "gs_m": ("learn.mb", "gs"), "mmpc": ("learn.nbr", "mmpc"),
+           "si_hiton_pc": ("learn.nbr", "si.hiton.pc")}
+R_SCRIPT = r"""
+suppressMessages(library(bnlearn))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], colClasses = "character", check.names = FALSE)
+d[] <- lapply(d, factor)
+fun <- get(args[2])
+for (v in names(d)) {
+  t0 <- proc.time()[["elapsed"]]
+  mb <- fun(d, node = v, method = args[3], test = "mi", alpha = 0.05)
+  cat(v, "\t", paste(mb, collapse = ";"), "\t", proc.time()[["elapsed"]] - t0, "\n", sep = "")
+}
+"""
+
+
+def bnlearn_available() -> bool:
+    if shutil.which("Rscript") is None:
+        return False
+    done = subprocess.run(["Rscript", "-e", "suppressMessages(library(bnlearn))"],
+                          capture_output=True)
+    return done.returncode == 0
+
+
+def run_bnlearn(csv: str, learner: str):
+    """bnlearn's blankets {node: set} and its seconds (summed over nodes), or None."""
+    fun, method = BNLEARN[learner]
+    with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as f:
+        f.write(R_SCRIPT)
+    try:
+        out = subprocess.run(["Rscript", f.name, csv, fun, method], capture_output=True,
+                             text=True, check=True).stdout
+    finally:
+        os.unlink(f.name)
+    found, seconds = {}, 0.0
+    for line in out.splitlines():
+        node, members, sec = line.split("\t")
+        found[node] = {m for m in members.split(";") if m}
+        seconds += float(sec)
+    return found, seconds
+
+
+def truth(net, v, learner):
+    return net.parents_children(v) if learner in PC else net.markov_blanket(v)
+
+
+def score(net, data, learner, **kwargs):
+    func = getattr(mbstat, learner)
+    f1, start = [], time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for v in net.nodes:
+            res = func(data, v, alpha=0.05, progress=False, **kwargs)
+            f1.append(blanket_scores(res.blanket, truth(net, v, learner))["F1"])
+    return float(np.mean(f1)), time.perf_counter() - start
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--networks", default="alarm,insurance,hailfinder,barley")
+    parser.add_argument("--rows", default="5000")
+    parser.add_argument("--learners", default=",".join(LEARNERS))
+    parser.add_argument("--no-bnlearn", action="store_true", help="skip bnlearn even if R has it")
+    parser.add_argument("--quick", action="store_true", help="alarm, 500 rows, 4 learners")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.networks, args.rows, args.learners = "alarm", "500", "iamb,fbed,mmmb,iamb_fdr"
+    with_r = not args.no_bnlearn and bnlearn_available()
+    for name in args.networks.split(","):
+        net = load_network(name)
+        for rows in (int(r) for r in args.rows.split(",")):
+            frame = sample_network(name, rows, seed=1)
+            data = mbstat.as_dataset(frame)
+            csv = None
+            if with_r:
+                csv = tempfile.NamedTemporaryFile(suffix=".csv", delete=False).name
+                frame.to_csv(csv, index=False)
+            mbstat.iamb(data, net.nodes[0], progress=False)  # compile before the clock
+            print(f"\n{name}, {rows:,} rows (seed 1): mean F1 / seconds, all {len(net.nodes)} "
+                  "nodes")
+            print(f"  {'learner':12s} {'default':>15s} {'asymptotic':>15s} {'paper':>15s} "
+                  f"{'bnlearn':>15s}   time ratio  F1 margin")
+            for learner in args.learners.split(","):
+                cols = {"default": score(net, data, learner),
+                        "asymptotic": score(net, data, learner, calibration="asymptotic"),
+                        "paper": score(net, data, learner, calibration="asymptotic",
+                                       selection="none")}
+                if csv and learner in BNLEARN:
+                    found, sec = run_bnlearn(csv, learner)
+                    f1 = np.mean([blanket_scores(sorted(found[v]), truth(net, v, learner))["F1"]
+                                  for v in net.nodes])
+                    cols["bnlearn"] = (float(f1), sec)
+                cells = [f"{cols[c][0]:.3f} {cols[c][1]:7.2f}s" if c in cols else f"{'-':>15s}"
+                         for c in ("default", "asymptotic", "paper", "bnlearn")]
+                ratio = cols["default"][1] / cols["asymptotic"][1]
+                rival = max(cols["asymptotic"][0], cols.get("bnlearn", (-1.0, 0))[0])
+                print(f"  {learner:12s} {' '.join(f'{c:>15s}' for c in cells)}   "
+                      f"{ratio:9.2f}x  {cols['default'][0] - rival:+.3f}", flush=True)
+            if csv:
+                os.unlink(csv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""The level at which a search admits the strongest of m candidates (``selection``).
+
+A forward step that tests m candidates and admits the most dependent one when its p-value
+is below alpha admits a false member with probability 1 - (1 - alpha)^m under a global
+null (independent tests: 0.92 at m = 50, alpha 0.05): the smallest of m valid p-values
+is not a valid p-value. ``selection="bonferroni"`` (the default of every learner that
+selects this way) admits the strongest candidate only while its p-value is at most
+alpha / m, m the candidates outside the current set that the step chose among: by the
+union bound the step admits a candidate independent of the target with probability at
+most alpha, whatever the dependence between the m tests, and under a global null the
+expected number of false members of the search is at most alpha / (1 - alpha) (each step
+admits with probability at most alpha, and needs every earlier one to have admitted).
+Steps that admit several candidates at once use Holm's step-down form (the i-th
+smallest p-value against alpha / (m - i)), which reduces to Bonferroni for one.
+``selection="none"`` is the papers' rule (the strongest is admitted at alpha).
+
+Only admission is corrected: tests that remove members (the shrink or backward phases)
+and tests that drop candidates (early dropping, elimination) stay at alpha, where an
+error keeps a candidate out or a member in rather than letting a false one in. The
+correction is the forward-selection analogue of Bonferroni-adjusted entry in stepwise
+regression (Hocking 1976; the "alpha / m to enter" rule), and of the per-round
+correction :func:`~mbstat.algorithms.grow_shrink.rgs` applies in its shrink.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import check_choice
+
+__all__ = ["SELECTION_CHOICES", "CRITERION", "check_selection", "entry_level", "entry_rule"]
+
+SELECTION_CHOICES = ("bonferroni", "none")
+
+#: What the evidence's ``criterion`` column holds for decisions made at entry.
+CRITERION = ("log(alpha / m) - log p of a candidate's entry test, m the candidates the step "
+             "chose among (Bonferroni: selection = \"bonferroni\"): it joins when >= 0")
+
+
+def check_selection(selection) -> str:
+    """``selection`` checked: "bonferroni" (default) or "none" (the paper's rule)."""
+    return check_choice("selection", selection, SELECTION_CHOICES)
+
+
+def entry_level(alpha: float, m: int, selection: str) -> float:
+    """Natural log of the level at which the strongest of ``m`` candidates enters."""
+    if selection == "none" or m <= 1:
+        return math.log(alpha)
+    return math.log(alpha) - math.log(m)
+
+
+def entry_rule(log_level: float):
+    """An IAMB decision rule (see :func:`~mbstat.algorithms.iamb.significance`) that admits
+    at ``exp(log_level)``: dependent when the test rejects at alpha and log p is at most
+    ``log_level``; sort keys (statistic, margin), the margin log p - ``log_level`` (its
+    negation is the evidence's criterion)."""
+
+    def rule(xs, res):
+        log_p = np.asarray(res.log_pvalue, dtype=np.float64)
+        margin = np.nan_to_num(log_p - log_level, nan=np.inf)
+        dependent = ~np.asarray(res.independent, dtype=bool) & (margin <= 0.0)
+        return dependent, (-np.nan_to_num(np.asarray(res.statistic, dtype=np.float64)), margin)
+
+    rule.criterion = CRITERION
+    return rule

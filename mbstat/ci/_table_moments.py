@@ -1,0 +1,422 @@
+"""Permutation moments of G2 and Pearson's X2 of one stratum, without permuting.
+
+Permuting x within a stratum of z (y fixed) draws the stratum's r x c table from its law
+with both margins fixed (the multiple hypergeometric law of Fisher's exact test, R's
+``r2dtable``). The semiparametric calibration needs only the mean and variance of the
+statistics under that law, which B = 100 permutations estimated at O(B N) a stratum. Here
+they are computed at O(cells x support + cells x DEGREE^2) a stratum from the law's
+factorial moments, products of the margins' falling factorials (x^(p) = x (x - 1) ...
+(x - p + 1); a, b the row and column margins, N the stratum's rows):
+
+    E[n_ij^(p) n_kl^(q)] = a_i^(p) a_k^(q) b_j^(p) b_l^(q) / N^(p+q)    (i != k, j != l)
+    E[n_ij^(p) n_il^(q)] = a_i^(p+q) b_j^(p) b_l^(q) / N^(p+q)           (one row)
+
+and each cell's own law, Hypergeometric(N, a_i, b_j).
+
+* **X2** = N sum n_ij^2 / (a_i b_j) - N is quadratic in the counts: its mean
+  N (r - 1)(c - 1) / (N - 1) (Haldane 1940) and variance (Dawson 1954) are exact, from the
+  moments up to order 4, every sum over pairs of cells a product of sums over rows and
+  columns: O(r + c).
+* **G2** = 2 (T - sum f(a_i) - sum f(b_j) + f(N)), T = sum f(n_ij), f(n) = n log n. Its
+  mean is exact: a sum over each cell's law. For the variance T is written sum h_ij(n_ij)
+  plus a constant, h_ij(n) = f(n) - (1 + log e_ij) n (e_ij = a_i b_j / N): the part removed
+  is additive in rows and columns, so its sum is fixed by the margins, and h is flat at
+  e_ij, so the cells' covariances are small beside their variances. Each cell's variance
+  of h is exact (its law); the covariances of distinct cells are those of g_ij, the
+  polynomial of degree :data:`DEGREE` nearest to h_ij in mean square under the cell's law
+  (exact where the cell can take at most DEGREE + 1 values, as in every sparse table), in
+  the binomial basis C(n, p), whose pairs' moments factorize as above: O(cells DEGREE^2).
+  Cauchy-Schwarz bounds the error of the covariances by 2 sum_c sd(h_c - g_c) (sd(T) +
+  max_c sd(h_c) + sd(h_c - g_c)); with the rounding of the sums (bounded by their
+  terms' magnitudes) it must stay below :data:`TOLERANCE` of the variance, else the
+  stratum is left to the permutations. ``tests/test_table_moments.py`` checks the
+  moments against exact enumeration and against permutations.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["DEGREE", "TOLERANCE", "table_moments"]
+
+#: The degree of the polynomials whose covariances stand for the cells' (h_ij above).
+DEGREE = 6
+#: The bound on the variance's error (projection and rounding), as a share of the
+#: variance, below which the moments are used (else the stratum is permuted). The
+#: Cauchy-Schwarz bound is a worst case over every function of the other cells, loose by
+#: about three orders here: against exact enumeration (60 random r x 2 tables, up to 60
+#: rows per row level) the error measured is below 4e-5 of the variance where the bound
+#: allowed 10%. 25% keeps the strata whose bound is the size of the sampling error of a
+#: variance from B = 100 permutations (14%) or less.
+TOLERANCE = 0.25
+
+
+@njit(cache=True, nogil=True)
+def _falling(x, m):  # pragma: no cover - compiled
+    """x^(m) = x (x - 1) ... (x - m + 1), 0 where x < m (integers)."""
+    out = 1.0
+    for t in range(m):
+        out *= x - t
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _x2_moments(a, b, big_n):  # pragma: no cover - compiled
+    """Exact (mean, variance) of X2 under the law with margins a (r,), b (c,) (all > 0)."""
+    r = a.shape[0]
+    c = b.shape[0]
+    n = float(big_n)
+    mean = n * (r - 1.0) * (c - 1.0) / (n - 1.0)
+    # S = X2 + N = sum w n^2, w = N / (a b); n^2 = n^(2) + n^(1); n^4 = n^(4) + 6 n^(3)
+    # + 7 n^(2) + n^(1). E[S^2] by pairs of cells: the same cell, one row, one column,
+    # neither, each a product of sums over rows and columns.
+    same = 0.0
+    for m, coef in ((4, 1.0), (3, 6.0), (2, 7.0), (1, 1.0)):
+        if big_n < m:
+            continue
+        sa = 0.0
+        for i in range(r):
+            sa += _falling(a[i], m) / (a[i] * a[i])
+        sb = 0.0
+        for j in range(c):
+            sb += _falling(b[j], m) / (b[j] * b[j])
+        same += coef * n * n / _falling(big_n, m) * sa * sb
+    pairs = 0.0
+    for p in range(1, 3):
+        for q in range(1, 3):
+            if big_n < p + q:
+                continue
+            k = n * n / _falling(big_n, p + q)
+            ap = 0.0
+            aq = 0.0
+            apq = 0.0
+            a_row = 0.0
+            for i in range(r):
+                x = _falling(a[i], p) / a[i]
+                y = _falling(a[i], q) / a[i]
+                ap += x
+                aq += y
+                apq += x * y
+                a_row += _falling(a[i], p + q) / (a[i] * a[i])
+            bp = 0.0
+            bq = 0.0
+            bpq = 0.0
+            b_col = 0.0
+            for j in range(c):
+                x = _falling(b[j], p) / b[j]
+                y = _falling(b[j], q) / b[j]
+                bp += x
+                bq += y
+                bpq += x * y
+                b_col += _falling(b[j], p + q) / (b[j] * b[j])
+            two_a = ap * aq - apq  # sum over i != k
+            two_b = bp * bq - bpq
+            pairs += k * (a_row * two_b + b_col * two_a + two_a * two_b)
+    es = mean + n
+    return mean, max(same + pairs - es * es, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def _cell_law(a, b, big_n, weights):  # pragma: no cover - compiled
+    """The law of one cell, Hypergeometric(N, a, b), normalized into ``weights`` over the
+    part lo..lo + m - 1 of its support where the pmf exceeds 1e-17 of the mode's (the
+    law is unimodal: the ratio recursions run out from the mode and stop there; what is
+    cut holds less than 1e-14 of the mass); returns (lo, m)."""
+    low = max(0, a + b - big_n)
+    hi = min(a, b)
+    mode = min(max((a + 1) * (b + 1) // (big_n + 2), low), hi)
+    base = big_n - a - b
+    lo = mode
+    w_lo = 1.0
+    w = 1.0
+    for k in range(mode, low, -1):  # pmf(k - 1) / pmf(k), down to 1e-17 of the mode
+        w = w * (k * (base + k + 0.0)) / ((a - k + 1.0) * (b - k + 1.0))
+        if w < 1e-17:
+            break
+        lo = k - 1
+        w_lo = w
+    weights[0] = w_lo
+    total = w_lo
+    m = 1
+    for k in range(lo, hi):  # pmf(k + 1) / pmf(k), up to 1e-17 of the mode past it
+        x = weights[k - lo] * ((a - k) * (b - k + 0.0)) / ((k + 1.0) * (base + k + 1.0))
+        if k >= mode and x < 1e-17:
+            break
+        weights[k + 1 - lo] = x
+        total += x
+        m += 1
+    for i in range(m):
+        weights[i] /= total
+    return lo, m
+
+
+@njit(cache=True, nogil=True)
+def _solve(gram, rhs, size, beta):  # pragma: no cover - compiled
+    """beta[:size] solving gram[:size, :size] beta = rhs[:size] (Gaussian elimination with
+    partial pivoting, in place; a singular pivot leaves its coefficient 0)."""
+    for col in range(size):
+        piv = col
+        for row in range(col + 1, size):
+            if abs(gram[row, col]) > abs(gram[piv, col]):
+                piv = row
+        if piv != col:
+            for k in range(size):
+                gram[col, k], gram[piv, k] = gram[piv, k], gram[col, k]
+            rhs[col], rhs[piv] = rhs[piv], rhs[col]
+        if gram[col, col] == 0.0:
+            continue
+        for row in range(col + 1, size):
+            f = gram[row, col] / gram[col, col]
+            if f != 0.0:
+                for k in range(col, size):
+                    gram[row, k] -= f * gram[col, k]
+                rhs[row] -= f * rhs[col]
+    for col in range(size - 1, -1, -1):
+        x = rhs[col]
+        for k in range(col + 1, size):
+            x -= gram[col, k] * beta[k]
+        beta[col] = x / gram[col, col] if gram[col, col] != 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _binomials(x, top, out):  # pragma: no cover - compiled
+    """C(x, p) for p = 0..top into ``out`` (0 where p > x)."""
+    out[0] = 1.0
+    for p in range(top):
+        out[p + 1] = out[p] * (x - p) / (p + 1.0) if x > p else 0.0
+
+
+#: p! S(k, p) (Stirling numbers of the second kind): n^k = sum_p STIRLING[k, p] C(n, p).
+STIRLING = np.array([[1, 0, 0, 0, 0, 0, 0],
+                     [0, 1, 0, 0, 0, 0, 0],
+                     [0, 1, 2, 0, 0, 0, 0],
+                     [0, 1, 6, 6, 0, 0, 0],
+                     [0, 1, 14, 36, 24, 0, 0],
+                     [0, 1, 30, 150, 240, 120, 0],
+                     [0, 1, 62, 540, 1560, 1800, 720]], dtype=np.float64)
+#: C(u, v) for u, v <= DEGREE.
+PASCAL = np.array([[math.comb(u, v) for v in range(DEGREE + 1)] for u in range(DEGREE + 1)],
+                  dtype=np.float64)
+
+
+@njit(cache=True, nogil=True)
+def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta):  # pragma: no cover
+    """The polynomial of degree d = min(DEGREE, m - 1) nearest to ``values`` (a cell's h on
+    lo..lo + m - 1) in mean square under the cell's law ``weights``, in the binomial
+    basis: ``out[p]`` (p = 0..d), h(n) ~ sum_p out[p] C(n, p); exact (an interpolation)
+    where the law has at most DEGREE + 1 points. The fit is made in t = (n - e) / sd;
+    ``gram``, ``rhs``, ``beta`` are work space. Returns (d, the residual's mean square)."""
+    d = min(DEGREE, m - 1)
+    size = d + 1
+    gram[:size, :size] = 0.0
+    rhs[:size] = 0.0
+    moments = np.zeros(2 * DEGREE + 1)  # sum_k w_k t_k^s
+    for k in range(m):
+        t = (lo + k - e) / sd
+        tu = weights[k]
+        for u in range(2 * size - 1):
+            if u < size:
+                rhs[u] += tu * values[k]
+            moments[u] += tu
+            tu *= t
+    for u in range(size):
+        for v in range(size):
+            gram[u, v] = moments[u + v]
+    _solve(gram, rhs, size, beta)
+    residual = 0.0
+    for k in range(m):
+        t = (lo + k - e) / sd
+        fit = 0.0
+        tp = 1.0
+        for u in range(size):
+            fit += beta[u] * tp
+            tp *= t
+        residual += weights[k] * (values[k] - fit) * (values[k] - fit)
+    # t^u = ((n - e) / sd)^u = sum_v C(u, v) n^v (-e)^(u - v) / sd^u; then n^v in C(n, p)
+    neg = np.empty(size)  # (-e)^k
+    neg[0] = 1.0
+    for k in range(1, size):
+        neg[k] = neg[k - 1] * -e
+    mono = np.zeros(size)
+    scale = 1.0
+    for u in range(size):
+        for v in range(u + 1):
+            mono[v] += beta[u] * scale * PASCAL[u, v] * neg[u - v]
+        scale /= sd
+    for p in range(size):
+        out[p] = 0.0
+    for v in range(size):
+        for p in range(v + 1):
+            out[p] += mono[v] * STIRLING[v, p]
+    return d, residual
+
+
+@njit(cache=True, nogil=True)
+def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
+    """(mean, variance) of G2 under the law with margins a (r,), b (c,) (all > 0), or
+    (mean, -1) where the rounding or projection bound fails (see the module docstring)."""
+    r = a.shape[0]
+    c = b.shape[0]
+    n_big = float(big_n)
+    top = min(a.max(), b.max())
+    weights = np.empty(top + 1)
+    values = np.empty(top + 1)
+    size = DEGREE + 1
+    # binomial moments E[C(n_ij, p)] = al[i, p] be[j, p], al = C(a_i, p) / sqrt(C(N, p))
+    scale = np.empty(size)
+    _binomials(big_n, DEGREE, scale)
+    for p in range(size):
+        scale[p] = 1.0 / math.sqrt(scale[p]) if scale[p] > 0.0 else 0.0
+    al = np.empty((r, size))
+    be = np.empty((c, size))
+    for i in range(r):
+        _binomials(a[i], DEGREE, al[i])
+        for p in range(size):
+            al[i, p] *= scale[p]
+    for j in range(c):
+        _binomials(b[j], DEGREE, be[j])
+        for p in range(size):
+            be[j, p] *= scale[p]
+    # T = sum f(n_ij) = sum h_ij(n_ij) + const, h_ij(n) = f(n) - (1 + log e_ij) n: the
+    # removed part is additive in rows and columns (its sum is fixed by the margins), and
+    # h is flat at e_ij, so the pairs' covariances stay small beside the cells' variances.
+    # Per cell: E h and Var h exactly from its law, and w[i, j, p] = g_ij(p) E[C(n_ij, p)]
+    # with g the centred projection of h (the pairs' covariances are those of the
+    # projections; their error is bounded by the residuals, see the module docstring)
+    w = np.zeros((r, c, size))
+    coef = np.zeros(size)
+    gram = np.empty((size, size))
+    rhs = np.empty(size)
+    beta = np.empty(size)
+    used = 1  # the highest degree any cell needs, plus one
+    e_t = 0.0
+    var_sum = 0.0
+    sd_h = 0.0
+    sd_res = 0.0
+    for i in range(r):
+        for j in range(c):
+            lo, m = _cell_law(a[i], b[j], big_n, weights)
+            e = a[i] * (b[j] / n_big)
+            slope = 1.0 + math.log(e)
+            mu = 0.0
+            mean_n = 0.0
+            for k in range(m):
+                values[k] = clogc[lo + k] - slope * (lo + k)
+                mu += weights[k] * values[k]
+                mean_n += weights[k] * (lo + k)
+            v = 0.0
+            vn = 0.0
+            for k in range(m):
+                v += weights[k] * (values[k] - mu) ** 2
+                vn += weights[k] * (lo + k - mean_n) ** 2
+            e_t += mu + slope * e
+            var_sum += v
+            sd_h = max(sd_h, math.sqrt(v))
+            if m < 2:
+                continue  # a point mass: no covariance
+            d, residual = _projection(lo, m, weights, values, mean_n, max(math.sqrt(vn), 0.5),
+                                      coef, gram, rhs, beta)
+            sd_res += math.sqrt(max(residual, 0.0))
+            used = max(used, d + 1)
+            shift = 0.0
+            for p in range(d + 1):
+                w[i, j, p] = coef[p] * al[i, p] * be[j, p]
+                shift += w[i, j, p]
+            w[i, j, 0] -= shift  # centred: E[g(n)] = 0
+    size = used
+    rows = np.zeros((r, size))
+    cols = np.zeros((c, size))
+    total = np.zeros(size)
+    for i in range(r):
+        for j in range(c):
+            for p in range(size):
+                rows[i, p] += w[i, j, p]
+                cols[j, p] += w[i, j, p]
+                total[p] += w[i, j, p]
+    pairs = 0.0
+    magnitude = 0.0
+    for p in range(size):
+        for q in range(size):
+            if p + q > big_n:
+                continue
+            rho = 1.0
+            for t in range(q):
+                rho *= (n_big - t) / (n_big - p - t)
+            cell = 0.0
+            cell_abs = 0.0
+            for i in range(r):
+                for j in range(c):
+                    x = w[i, j, p] * w[i, j, q]
+                    cell += x
+                    cell_abs += abs(x)
+            same_row = 0.0
+            row_sq = 0.0
+            row_abs = 0.0
+            for i in range(r):
+                x = rows[i, p] * rows[i, q]
+                row_sq += x
+                row_abs += abs(x)
+                if a[i] < p + q:
+                    continue
+                within = 0.0
+                for j in range(c):
+                    within += w[i, j, p] * w[i, j, q]
+                sig = 1.0
+                for t in range(q):
+                    sig *= (a[i] - p - t) / (a[i] - t + 0.0)
+                same_row += sig * (x - within)
+            same_col = 0.0
+            col_sq = 0.0
+            col_abs = 0.0
+            for j in range(c):
+                x = cols[j, p] * cols[j, q]
+                col_sq += x
+                col_abs += abs(x)
+                if b[j] < p + q:
+                    continue
+                within = 0.0
+                for i in range(r):
+                    within += w[i, j, p] * w[i, j, q]
+                sig = 1.0
+                for t in range(q):
+                    sig *= (b[j] - p - t) / (b[j] - t + 0.0)
+                same_col += sig * (x - within)
+            apart = total[p] * total[q] - row_sq - col_sq + cell
+            pairs += rho * (apart + same_row + same_col)
+            magnitude += rho * (abs(total[p] * total[q]) + 3.0 * (row_abs + col_abs + cell_abs))
+    var_t = var_sum + pairs
+    const = -clogc[big_n]
+    for i in range(r):
+        const += clogc[a[i]]
+    for j in range(c):
+        const += clogc[b[j]]
+    # the error of the pairs' covariances: sum over c of Cov(r_c, H - h_c) + Cov(G - g_c,
+    # r_c) (r = h - g, H = sum h, G = sum g), at most sum_c sd(r_c) (sd(H) + sd(G) +
+    # sd(h_c) + sd(g_c)) <= 2 sum_c sd(r_c) (sd(H) + sd(r_c) + max_c sd(h_c)), sd(H) taken
+    # from the variance found (an error within the tolerance moves it by less than 1%)
+    sd_t = math.sqrt(max(var_t, 0.0))
+    error = (16.0 * 2.220446049250313e-16 * magnitude
+             + 2.0 * sd_res * (sd_t + sd_res + sd_h))
+    if not (error <= TOLERANCE * var_t or error <= 1e-12):  # 1e-12: a point mass
+        return 2.0 * (e_t - const), -1.0
+    return 2.0 * (e_t - const), max(4.0 * var_t, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def table_moments(a, b, big_n, clogc, moments):  # pragma: no cover - compiled
+    """Add the exact null mean and variance of G2 and X2 of one stratum (margins ``a``,
+    ``b``, positive, N = ``big_n``) to ``moments`` (G2 and X2 means, then variances);
+    False (nothing added) where the bound on the error of G2's variance exceeds
+    :data:`TOLERANCE` of it (see the module docstring), or where a statistic does not
+    vary under the law (a constant the permutations carry exactly)."""
+    g_mean, g_var = _g2_moments(a, b, big_n, clogc)
+    x_mean, x_var = _x2_moments(a, b, big_n)
+    if not (g_var > 1e-9 * max(1.0, g_mean) and x_var > 1e-9 * max(1.0, x_mean)):
+        return False  # bound failed, or a point mass: a shift no fitted law holds
+    moments[0] += g_mean
+    moments[1] += x_mean
+    moments[2] += g_var
+    moments[3] += x_var
+    return True
