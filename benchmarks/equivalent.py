@@ -134,12 +134,12 @@ def main(argv=None):
         print(f"\n== hailfinder, {n} rows, seed 1, alpha 0.05, default tests")
         print(frame.loc[list(NINE)].to_string(float_format=lambda v: f"{v:.3f}"))
         mean = frame[["iamb_fdr", "tie_best", "tie_best_all", "mmpc", "ses_best"]].mean()
-        print(f"mean F1 over {len(frame)} nodes: iamb_fdr {mean['iamb_fdr']:.3f}, TIE* best "
-              f"{mean['tie_best']:.3f} (+{mean['tie_best'] - mean['iamb_fdr']:.3f}), with the "
-              f"boundaries without determining variables {mean['tie_best_all']:.3f} "
-              f"(+{mean['tie_best_all'] - mean['iamb_fdr']:.3f}); mmpc (PC) "
-              f"{mean['mmpc']:.3f}, SES best {mean['ses_best']:.3f} "
-              f"(+{mean['ses_best'] - mean['mmpc']:.3f})")
+        print(f"mean F1 over {len(frame)} nodes: iamb_fdr {mean['iamb_fdr']:.4f}, TIE* best "
+              f"{mean['tie_best']:.4f} (+{mean['tie_best'] - mean['iamb_fdr']:.4f}), with the "
+              f"boundaries without determining variables {mean['tie_best_all']:.4f} "
+              f"(+{mean['tie_best_all'] - mean['iamb_fdr']:.4f}); mmpc (PC) "
+              f"{mean['mmpc']:.4f}, SES best {mean['ses_best']:.4f} "
+              f"(+{mean['ses_best'] - mean['mmpc']:.4f})")
         nine = frame.loc[list(NINE)]
         print(f"nine nodes: graph blanket among TIE*'s boundaries (reduced ones included) "
               f"{int(nine['mb_found'].sum())}/9, its members all in TIE*'s classes or "
