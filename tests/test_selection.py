@@ -1,0 +1,62 @@
+"""The level of entry of the searches (selection="bonferroni"): the whole search's level."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mbstat
+
+LEARNERS = ["iamb", "inter_iamb", "fast_iamb", "gs_m", "mbor", "fbed", "mmpc", "mmmb",
+            "hiton_pc", "hiton_mb", "si_hiton_pc"]
+
+
+def _null(seed, rows=300, p=30):
+    rng = np.random.default_rng(seed)
+    cols = [f"X{j}" for j in range(p)] + ["T"]
+    return mbstat.as_dataset(pd.DataFrame(rng.integers(0, 2, (rows, p + 1)), columns=cols)
+                             .astype("category"))
+
+
+@pytest.fixture(scope="module")
+def nulls():
+    return [_null(seed) for seed in range(12)]
+
+
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_global_null_keeps_out_what_the_papers_rule_lets_in(nulls, learner):
+    """12 null data sets, 30 independent candidates: the default admits at most 2 false
+    members in all (expected about 12 x 0.05 = 0.6); the papers' rule (selection="none")
+    at least 6 (its P(any) is 0.7-1.0 per data set)."""
+    func = mbstat.METHODS[learner]
+    default = sum(len(func(d, "T", calibration="asymptotic").blanket) for d in nulls)
+    paper = sum(len(func(d, "T", calibration="asymptotic", selection="none").blanket)
+                for d in nulls)
+    assert default <= 2
+    assert paper >= 6
+
+
+def test_entry_level_is_alpha_over_m_and_the_evidence_says_so():
+    """A candidate dependent at alpha but not at alpha / m stays out; its evidence carries
+    the margin log(alpha / m) - log p < 0, and the summary explains the criterion."""
+    rng = np.random.default_rng(3)
+    n = 400
+    t = rng.integers(0, 2, n)
+    weak = np.where(rng.random(n) < 0.56, t, 1 - t)  # dependent, but weakly
+    frame = pd.DataFrame({"T": t, "W": weak,
+                          **{f"N{j}": rng.integers(0, 2, n) for j in range(19)}})
+    plain = mbstat.iamb(frame, "T", calibration="asymptotic", selection="none")
+    p = plain.evidence.loc["W", "pvalue"]
+    assert 0.05 / 20 < p < 0.05 and "W" in plain.blanket
+    res = mbstat.iamb(frame, "T", calibration="asymptotic")
+    assert "W" not in res.blanket
+    row = res.evidence.loc["W"]
+    assert row["pvalue"] == pytest.approx(p)
+    assert row["criterion"] == pytest.approx(math.log(0.05 / 20) - math.log(p))
+    assert "Criterion (entry)" in str(res.summary())
+
+
+@pytest.mark.parametrize("learner", ["iamb", "fbed", "mmmb", "fast_iamb"])
+def test_selection_is_checked(learner):
+    with pytest.raises(ValueError, match="selection"):
+        mbstat.METHODS[learner](_null(0, 50, 3), "T", selection="holm")

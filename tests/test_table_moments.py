@@ -1,0 +1,128 @@
+"""Permutation moments of G2 and X2 without permuting (mbstat.ci._table_moments)."""
+import math
+
+import numpy as np
+import pytest
+from scipy.special import gammaln
+
+from mbstat.ci._kernels import clogc_table
+from mbstat.ci._table_moments import _g2_moments, _x2_moments, table_moments
+
+
+def _f(n):
+    return n * math.log(n) if n > 0 else 0.0
+
+
+def _exact_two_columns(a, b1):
+    """Exact mean and variance of G2 of an r x 2 table with row margins ``a`` and first
+    column ``b1`` under the multiple hypergeometric law, by enumeration (a DP over rows:
+    row i puts x_i in column 1 with weight C(a_i, x_i), sum x_i = b1)."""
+    states = {0: (1.0, 0.0, 0.0)}  # column-1 total -> (weight, weight T, weight T^2)
+    for ai in a:
+        nxt = {}
+        for s, (w, w1, w2) in states.items():
+            for x in range(min(ai, b1 - s) + 1):
+                c = math.exp(gammaln(ai + 1) - gammaln(x + 1) - gammaln(ai - x + 1))
+                t = _f(x) + _f(ai - x)
+                W, W1, W2 = nxt.get(s + x, (0.0, 0.0, 0.0))
+                nxt[s + x] = (W + w * c, W1 + c * (w1 + w * t), W2 + c * (w2 + 2 * t * w1 + w * t * t))
+        states = nxt
+    w, w1, w2 = states[b1]
+    n = sum(a)
+    const = sum(map(_f, a)) + _f(b1) + _f(n - b1) - _f(n)
+    return 2 * (w1 / w - const), 4 * (w2 / w - (w1 / w) ** 2)
+
+
+def _random_margins(rng, r, n):
+    a = np.bincount(rng.choice(r, n, p=rng.dirichlet(np.ones(r))), minlength=r)
+    return a[a > 0].astype(np.int64)
+
+
+def test_g2_moments_equal_exact_enumeration():
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(60):
+        r = int(rng.integers(2, 8))
+        n = int(rng.integers(r + 2, 60 * r))
+        a = _random_margins(rng, r, n)
+        b1 = int(rng.integers(1, n))
+        if len(a) < 2:
+            continue
+        mean, var = _exact_two_columns(list(a), b1)
+        got = _g2_moments(a, np.array([b1, n - b1], dtype=np.int64), n, clogc_table(n))
+        assert got[0] == pytest.approx(mean, rel=1e-10, abs=1e-10)
+        if got[1] >= 0:  # -1: left to the permutations (the bound failed)
+            assert got[1] == pytest.approx(var, rel=1e-4, abs=1e-9)
+            checked += 1
+    assert checked >= 40
+
+
+def _permuted(a, b, B, rng):
+    """G2 and X2 of B tables drawn by permuting the column labels (a hand permutation)."""
+    rows = np.repeat(np.arange(len(a)), a)
+    cols = np.repeat(np.arange(len(b)), b)
+    n = len(rows)
+    g = np.empty(B)
+    x = np.empty(B)
+    for k in range(B):
+        t = np.zeros((len(a), len(b)))
+        np.add.at(t, (rows, rng.permutation(cols)), 1)
+        e = np.outer(a, b) / n
+        g[k] = 2 * np.sum(np.where(t > 0, t * np.log(np.where(t > 0, t, 1) / e), 0.0))
+        x[k] = np.sum((t - e) ** 2 / e)
+    return g, x
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_moments_agree_with_permutations(case):
+    """r x c tables (r, c up to 5): the means within 4 standard errors of 4,000 hand
+    permutations, the variances within 4 standard errors of their estimate."""
+    rng = np.random.default_rng(100 + case)
+    r, c = int(rng.integers(3, 6)), int(rng.integers(3, 6))
+    n = int(rng.integers(2 * r * c, 12 * r * c))
+    a, b = _random_margins(rng, r, n), _random_margins(rng, c, n)
+    moments = np.zeros(4)
+    assert table_moments(a, b, n, clogc_table(n), moments)
+    B = 4000
+    g, x = _permuted(a, b, B, rng)
+    for k, sample in ((0, g), (1, x)):
+        mean, var = moments[k], moments[2 + k]
+        assert abs(sample.mean() - mean) < 4 * math.sqrt(var / B)
+        m4 = np.mean((sample - sample.mean()) ** 4)
+        se_var = math.sqrt(max(m4 - sample.var() ** 2, 1e-12) / B)
+        assert abs(sample.var() - var) < 4 * se_var
+
+
+def test_x2_moments_are_haldane_and_dawson():
+    """X2's mean N (r - 1)(c - 1) / (N - 1) (Haldane 1940); the variance against
+    enumeration of every table of a small 2 x 3 law."""
+    a, b = np.array([3, 4], dtype=np.int64), np.array([2, 2, 3], dtype=np.int64)
+    mean, var = _x2_moments(a, b, 7)
+    assert mean == pytest.approx(7 * 1 * 2 / 6)
+    # enumerate: row 0 takes x_j of column j, sum 3
+    vals, probs = [], []
+    for x0 in range(3):
+        for x1 in range(3):
+            x2 = 3 - x0 - x1
+            if not 0 <= x2 <= 3:
+                continue
+            t = np.array([[x0, x1, x2], [2 - x0, 2 - x1, 3 - x2]])
+            if (t < 0).any():
+                continue
+            w = math.comb(2, x0) * math.comb(2, x1) * math.comb(3, x2)
+            e = np.outer(a, b) / 7
+            vals.append(np.sum((t - e) ** 2 / e))
+            probs.append(w)
+    p = np.array(probs) / sum(probs)
+    v = np.array(vals)
+    assert mean == pytest.approx(float(p @ v))
+    assert var == pytest.approx(float(p @ (v - p @ v) ** 2))
+
+
+def test_a_point_mass_is_left_to_the_permutations():
+    """One row per x level: every permutation gives the same table up to relabelling."""
+    moments = np.zeros(4)
+    ones = np.ones(3, dtype=np.int64)
+    assert not table_moments(ones, np.array([2, 1], dtype=np.int64), 3, clogc_table(3),
+                             moments)
+    assert not moments.any()
