@@ -1,7 +1,8 @@
 """The batched calibration (one compiled call permutes many flagged tests) gives the
 p-values of the former per-test implementation, kept here verbatim as the reference, to the
 bit: on many random sparse tables, every calibration (auto, semiparametric with either
-match, permutation), x of one or two columns, and under ``na="pairwise"``."""
+match, permutation), x of one or two columns, and under ``na="pairwise"``. Both permute
+canonical codes (levels by first appearance; formed here by pandas' factorize order)."""
 import math
 
 import numpy as np
@@ -50,10 +51,31 @@ def _old_permutation_p(self, column, keys, cards, xk, y, z, row, n, zcode=None,
     return (*_old_semiparametric(row[0], null[1:], self.match, mean, var), SEMIPARAMETRIC)
 
 
+class _FirstAppearance:
+    """The data's codes with each column's levels numbered by first appearance down the
+    rows (pandas' factorize order; levels never seen last in code order): the canonical
+    codes the calibrations permute, formed independently (of a test's complete rows under
+    test-wise deletion)."""
+
+    def __init__(self, codes, cards):
+        self.codes = np.empty_like(codes)
+        for j in range(codes.shape[1]):
+            col = codes[:, j]
+            seen = pd.unique(col)
+            order = [*seen, *(v for v in range(int(cards[j])) if v not in seen)]
+            relabel = np.empty(len(order), dtype=np.int64)
+            relabel[np.array(order, dtype=np.int64)] = np.arange(len(order))
+            self.codes[:, j] = relabel[col]
+
+    def column(self, j):
+        return self.codes[:, j]
+
+
 def _old_calibrate(self, tester, xs, y, z, out, todo):
     ds = tester.dataset
-    codes, cards, n = ds.codes, ds.cardinalities, tester.n
-    key = _ColumnKeys(codes)
+    canon = _FirstAppearance(ds.codes, ds.cardinalities)
+    codes, cards, n = canon.codes, ds.cardinalities, tester.n
+    key = _ColumnKeys(canon)
     z_all = sorted(z, key=key.__getitem__)
     zcode, _ = joint_code([codes[:, j] for j in z_all], cards[z_all], np, n)
     miss = ds.missing
@@ -66,9 +88,9 @@ def _old_calibrate(self, tester, xs, y, z, out, todo):
                                             z, out[i], n, zcode=(z_all, zcode))
             else:
                 kept = ~miss[:, [*xs[i], y, *z]].any(axis=1)
-                res[r] = _old_permutation_p(self, lambda j: codes[kept, j],
-                                            _ColumnKeys(codes, kept), cards, xs[i], y, z,
-                                            out[i], n)
+                local = _FirstAppearance(ds.codes[kept], cards)
+                res[r] = _old_permutation_p(self, local.column, _ColumnKeys(local), cards,
+                                            xs[i], y, z, out[i], n)
         return res
 
     done = _kernels()._split(rows, todo, len(todo) * n * (self.B + 1))

@@ -46,14 +46,15 @@ the order of the columns or their names.
 from __future__ import annotations
 
 import math
+import weakref
 import zlib
 
 import numpy as np
 
 from .. import _validation as v
 from .base import EXACT, NOTES, PERMUTATION, SEMIPARAMETRIC, SKIPPED, CITest, table_dtype
-from .counting import (_kernels, by_size, column_statistics, joint_code, masked_statistics,
-                       permutation_null, subset_statistics)
+from .counting import (_kernels, by_size, column_statistics, first_rows, joint_code,
+                       masked_statistics, permutation_null, relabelling, subset_statistics)
 
 __all__ = ["CALIBRATION_CHOICES", "ContingencyTest", "PermutationTest", "TRUST_MAX_BIAS",
            "TRUST_MIN_PER_CELL", "chi2_logsf", "chi2_sf_logsf", "semiparametric"]
@@ -290,14 +291,17 @@ class ContingencyTest(CITest):
         codes, cards, n = ds.codes, ds.cardinalities, tester.n
         miss = ds.missing
         if miss is None:
-            key = _ColumnKeys(codes)  # by content: the same p-value whatever the column order
+            canon = _Canonical.of(ds)  # levels by first appearance: the same p-value
+            canon.relabel(sorted({y, *z, *(j for i in todo for j in xs[i])}))  # whatever
+            # the order of a column's levels
+            key = _ColumnKeys(canon)  # by content: the same p-value whatever the column order
             z_all = sorted(z, key=key.__getitem__)
-            zcode, _ = joint_code([codes[:, j] for j in z_all], cards[z_all], np, n)
+            zcode, _ = joint_code([canon.column(j) for j in z_all], cards[z_all], np, n)
             views = {}
 
-            def column(j):  # one view per column: shared columns are passed once
+            def column(j):  # one array per column: shared columns are passed once
                 if j not in views:
-                    views[j] = codes[:, j]
+                    views[j] = canon.column(j)
                 return views[j]
 
         if miss is None and max(len(xs[i]) for i in todo) == 1:
@@ -312,11 +316,12 @@ class ContingencyTest(CITest):
                     if miss is None:
                         inputs.append(self._permutation_input(column, key, cards, xs[i], y,
                                                               z, zcode=(z_all, zcode)))
-                    else:  # test-wise deletion: the test's complete rows (and seeds from them)
-                        kept = ~miss[:, [*xs[i], y, *z]].any(axis=1)
+                    else:  # test-wise deletion: the test's complete rows (codes and seeds
+                        # from them alone, as the complete-case subset's)
+                        kept = np.flatnonzero(~miss[:, [*xs[i], y, *z]].any(axis=1))
+                        local = _Canonical(codes, cards, None, len(kept), kept)
                         inputs.append(self._permutation_input(
-                            lambda j: codes[kept, j], _ColumnKeys(codes, kept), cards, xs[i],
-                            y, z))
+                            local.column, _ColumnKeys(local), cards, xs[i], y, z))
                 nulls, found, tails = _permutation_nulls(inputs, self.B, self._dense_min(),
                                                          self._tails(out[chunk]))
                 res[lo:lo + len(chunk)] = self._p_values(out[chunk], nulls, found, n, tails)
@@ -329,8 +334,10 @@ class ContingencyTest(CITest):
     def _calibrate_columns(self, tester, xs, y, z_all, zcode, key, out, todo) -> None:
         """:meth:`_calibrate` of tests whose x is one column, complete rows: the columns are
         read in place from the code matrix, the seeds formed in one vectorized pass (the
-        same seeds and p-values as :meth:`permutation_p`)."""
+        same seeds and p-values as :meth:`permutation_p`); columns whose levels are not in
+        the order of their first appearance are passed relabelled (:class:`_Canonical`)."""
         codes, n = tester.dataset.codes, tester.n
+        canon = key.canon
         xcols = np.array([xs[i][0] for i in todo], dtype=np.int64)
         crc = np.array([key[j][0] for j in xcols], dtype=np.uint64)
         y_crc = np.uint64(key[y][0])
@@ -344,8 +351,9 @@ class ContingencyTest(CITest):
             res = np.empty((len(part), 4))
             for lo in range(0, len(part), _CHUNK):
                 at = part[lo:lo + _CHUNK]
+                matrix, x_at, y_at = canon.matrix(codes, xcols[at], int(y))
                 nulls, found, tails = kernels.column_nulls(
-                    codes, xcols[at], int(y), zc, swap[at], seeds[at], int(self.B),
+                    matrix, x_at, y_at, zc, swap[at], seeds[at], int(self.B),
                     self._dense_min(), self._tails(out[todo[at]]))
                 res[lo:lo + len(at)] = self._p_values(out[todo[at]], nulls, found, n, tails)
             return res
@@ -470,19 +478,87 @@ def _seeds(seed: int, pair, z_keys):
 
 
 class _ColumnKeys(dict):
-    """Per column, a sort key and seed word from its codes alone (CRC-32 of the column, then
-    its position), so that permutations depend neither on where a variable stands among
-    the columns nor on its name; with ``kept``, of those rows only (a test's complete
-    rows under test-wise deletion)."""
+    """Per column, a sort key and seed word from its content alone (CRC-32 of its canonical
+    codes, :class:`_Canonical`, then its position), so that permutations depend neither
+    on where a variable stands among the columns, nor on its name, nor on the names or
+    order of its levels; with ``kept``, of those rows only (a test's complete rows under
+    test-wise deletion)."""
 
-    def __init__(self, codes, kept=slice(None)):
+    def __init__(self, canon):
         super().__init__()
-        self.codes = codes
-        self.kept = kept
+        self.canon = canon
 
     def __missing__(self, j):
-        self[j] = (zlib.crc32(np.ascontiguousarray(self.codes[self.kept, j]).tobytes()), j)
+        column = self.canon.column(j)
+        self[j] = (zlib.crc32(np.ascontiguousarray(column).tobytes()), j)
         return self[j]
+
+
+class _Canonical:
+    """A data set's columns with their levels numbered in the order of their first
+    appearance down the rows (levels never observed last): the codes that the
+    permutations of the calibrations draw on and that key their seeds, so that relabelling
+    or reordering a column's levels (reversed categories, a Parquet file's dictionary
+    order) changes no p-value. In memory and in partitions the same relabelling
+    (:func:`~mbstat.ci.counting.first_rows`); under test-wise deletion, of the test's
+    complete ``rows`` (as its complete-case subset would be). A column already in that
+    order is read in place. One per data set (complete rows), its maps kept."""
+
+    _of = weakref.WeakKeyDictionary()
+
+    def __init__(self, codes, cards, missing, n_rows, rows=None):
+        self.codes, self.cards, self.missing, self.n_rows = codes, cards, missing, n_rows
+        self.rows = rows
+        self.maps = {}
+
+    @classmethod
+    def of(cls, ds):
+        """The data set's (in memory), made once."""
+        if ds not in cls._of:
+            cls._of[ds] = cls(ds.codes, ds.cardinalities, ds.missing, ds.n_rows)
+        return cls._of[ds]
+
+    def relabel(self, columns) -> None:
+        """Find the maps of ``columns`` not known yet (one vectorized pass)."""
+        todo = [int(j) for j in columns if int(j) not in self.maps]
+        if not todo:
+            return
+        if self.rows is None:
+            firsts = first_rows(self.codes, self.cards, todo, self.missing)
+        else:
+            firsts = first_rows(self.codes[np.ix_(self.rows, todo)], self.cards[todo],
+                                np.arange(len(todo)))
+        self.maps.update((j, relabelling(f, self.n_rows)) for j, f in zip(todo, firsts))
+
+    def column(self, j):
+        """Canonical codes of column ``j`` (of :attr:`rows`), read-only."""
+        self.relabel([j])
+        column = self.codes[:, j] if self.rows is None else self.codes[self.rows, j]
+        return relabelled(column, self.maps[j])
+
+    def matrix(self, codes, xcols, y):
+        """(code matrix, x columns, y column) for :func:`~mbstat.ci._kernels.column_nulls`:
+        ``codes`` itself where the columns are canonical, else those columns relabelled
+        into a matrix of the same dtype and layout (and their positions there)."""
+        cols = np.unique(np.append(xcols, y))
+        self.relabel(cols)
+        if all(self.maps[int(j)] is None for j in cols):
+            return codes, xcols, y
+        matrix = np.empty((codes.shape[0], len(cols)), dtype=codes.dtype, order="F")
+        for i, j in enumerate(cols):
+            matrix[:, i] = self.column(int(j))
+        matrix.flags.writeable = False  # the type (and compiled code) of the data's codes
+        return (matrix, np.searchsorted(cols, xcols).astype(np.int64),
+                int(np.searchsorted(cols, y)))
+
+
+def relabelled(column, relabel):
+    """``column``'s codes through the map ``relabel`` (None: as they are), read-only."""
+    if relabel is None:
+        return column
+    out = relabel.astype(column.dtype)[column]
+    out.flags.writeable = False
+    return out
 
 
 def semiparametric(statistic: float, permuted: np.ndarray, match: str = "mean+variance",

@@ -339,6 +339,67 @@ def permutation_null(xcode, ycode, zcode, B: int, seed: int, dense_min: float = 
                                  float(dense_min), kernels.clogc_table(len(codes[0])), tail)
 
 
+#: Columns per block when finding the rows where levels first appear (bounds the (rows,
+#: block) masks).
+_FIRST_BLOCK = 1024
+#: Columns of at most this many levels are scanned level by level (vectorized across the
+#: block); the others through one ``unique`` each.
+_FIRST_SCAN_LEVELS = 16
+
+
+def first_rows(codes, cards, columns, miss=None, rows_first=True):
+    """The row of each level's first appearance in each column of ``columns`` (a list of
+    (cards[j],) int64 arrays, -1 for a level never observed; missing cells ignored):
+    the content of a column up to the names and order of its levels. ``codes`` (and
+    ``miss``) are (rows, columns) with ``rows_first``, else (columns, rows) (a
+    partition's layout)."""
+    out = []
+    columns = np.asarray(columns, dtype=np.int64)
+    for lo in range(0, len(columns), _FIRST_BLOCK):
+        block = columns[lo:lo + _FIRST_BLOCK]
+        sub = codes[:, block] if rows_first else codes[block].T
+        absent = None
+        if miss is not None:
+            absent = miss[:, block] if rows_first else miss[block].T
+        top = int(cards[block].max(initial=0))
+        if sub.shape[0] == 0 or top == 0:
+            out += [np.full(int(cards[j]), -1, dtype=np.int64) for j in block]
+            continue
+        if top <= _FIRST_SCAN_LEVELS:
+            first = np.empty((top, len(block)), dtype=np.int64)
+            for level in range(top):
+                hit = sub == level
+                if absent is not None:
+                    hit &= ~absent
+                at = hit.argmax(axis=0)
+                first[level] = np.where(hit[at, np.arange(len(block))], at, -1)
+            out += [first[:int(cards[j]), i].copy() for i, j in enumerate(block)]
+            continue
+        for i, j in enumerate(block):
+            column = sub[:, i].astype(np.int64)
+            if absent is not None:
+                column[absent[:, i]] = -1
+            levels, at = np.unique(column, return_index=True)
+            first = np.full(int(cards[j]), -1, dtype=np.int64)
+            keep = levels >= 0
+            first[levels[keep].astype(np.int64)] = at[keep]
+            out.append(first)
+    return out
+
+
+def relabelling(first, n_rows: int):
+    """The map (levels,) from a column's codes to its canonical codes, levels numbered in
+    the order of their first appearance (``first``, from :func:`first_rows`; levels never
+    observed after them, in code order), or None where that order is the codes' own."""
+    levels = len(first)
+    order = np.argsort(np.where(first >= 0, first, n_rows + np.arange(levels)), kind="stable")
+    if (order == np.arange(levels)).all():
+        return None
+    relabel = np.empty(levels, dtype=np.int64)
+    relabel[order] = np.arange(levels)
+    return relabel
+
+
 def _no_missing():
     return np.zeros((0, 0), dtype=bool)
 
@@ -502,18 +563,49 @@ def _partition_rows(part, columns, cards, yi, z, keep, rxm, ry):
     return codes[list(columns)][:, kept]
 
 
-def _crc_fold(part, carried, columns, complete):
-    """CRC-32 of each column's codes carried over the partitions in order (``zlib.crc32``
-    of the whole column, as in memory), over the rows complete for ``complete``."""
+def _crc_fold(part, carried, columns, complete, maps):
+    """CRC-32 of each column's canonical codes (relabelled by ``maps``) carried over the
+    partitions in order (``zlib.crc32`` of the whole column, as in memory), over the rows
+    complete for ``complete``."""
     import zlib
+
+    from .contingency import relabelled
 
     codes = part["codes"]
     miss = part["missing"]
     rows = slice(None)
     if complete and miss is not None:
         rows = ~miss[list(complete)].any(axis=0)
-    return {j: zlib.crc32(np.ascontiguousarray(codes[j][rows]).tobytes(), carried.get(j, 0))
+    return {j: zlib.crc32(np.ascontiguousarray(relabelled(codes[j][rows], maps[j])).tobytes(),
+                          carried.get(j, 0))
             for j in columns}
+
+
+def _partition_first_rows(part, columns, cards, complete):
+    """:func:`first_rows` of the partition's rows complete for ``complete``, and how many."""
+    codes, miss = part["codes"], part["missing"]
+    if complete and miss is not None:
+        kept = ~miss[list(complete)].any(axis=0)
+        return first_rows(codes[:, kept], cards, columns, None, rows_first=False), kept.sum()
+    return first_rows(codes, cards, columns, miss, rows_first=False), codes.shape[1]
+
+
+def partitioned_relabelling(ds, columns, complete=()) -> dict:
+    """The maps of :func:`relabelling` of ``columns`` over the partitions' rows (complete for
+    ``complete``) in order: the relabelling in memory (levels by first appearance), kept
+    in ``ds.cache``."""
+    maps = ds.cache.setdefault("relabel", {})
+    todo = tuple(j for j in columns if (j, complete) not in maps)
+    if todo:
+        pieces = ds.map(_partition_first_rows, todo, ds.cardinalities, complete)
+        offsets = np.cumsum([0, *(rows for _, rows in pieces)])
+        for i, j in enumerate(todo):
+            first = np.full(int(ds.cardinalities[j]), -1, dtype=np.int64)
+            for offset, (piece, _) in zip(offsets, pieces):
+                new = (first < 0) & (piece[i] >= 0)
+                first[new] = piece[i][new] + offset
+            maps[(j, complete)] = relabelling(first, int(offsets[-1]))
+    return {j: maps[(j, complete)] for j in columns}
 
 
 def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
@@ -526,8 +618,9 @@ def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
     moments, which its margins give. So each test counts its observed cells (one pass),
     adds the moments of its dense strata from them, gathers the rows of its other strata
     (in row order, as in memory) and permutes those as the in-memory kernel does, seeded
-    from the columns' contents (CRC-32 carried across the partitions in order)."""
-    from .contingency import DENSE_STRATUM, _ColumnKeys
+    from the columns' contents (CRC-32 carried across the partitions in order), all on the
+    columns' canonical codes (levels by first appearance, as in memory)."""
+    from .contingency import DENSE_STRATUM, _ColumnKeys, relabelled
 
     cards = ds.cardinalities
     ry = int(cards[yi])
@@ -537,9 +630,10 @@ def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
         xk = tuple(xs[i])
         columns = (*xk, yi, *z)
         complete = columns if ds.keeps_missing else ()
+        maps = partitioned_relabelling(ds, columns, complete)
         todo_keys = [j for j in columns if (j, complete) not in cache]
         if todo_keys:
-            found = ds.chain(_crc_fold, {}, tuple(todo_keys), complete)
+            found = ds.chain(_crc_fold, {}, tuple(todo_keys), complete, maps)
             cache.update({(j, complete): crc for j, crc in found.items()})
         keys = _ColumnKeys(None)
         keys.update({j: (cache[(j, complete)], j) for j in columns})
@@ -550,6 +644,14 @@ def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
         table, rz = _merge_cells(pieces, rxm, ry)
         strata = np.unique(np.concatenate([k for k, _ in pieces]) // (rxm * ry))
         cube = table.reshape(rz, rxm, ry)
+        # strata and levels in the order of their canonical codes, as the kernel meets them
+        # in memory: the dense strata's moments summed in the same order, to the last bit
+        keyed = [sorted(v, key=keys.__getitem__) for v in (z, xk)]
+        zorder = np.argsort(_canonical_index(strata[:rz] if len(strata) else np.zeros(rz, int),
+                                             z, cards, maps, keyed[0]), kind="stable")
+        xorder = np.argsort(_canonical_index(np.arange(rxm), xk, cards, maps, keyed[1]))
+        yorder = np.argsort(maps[yi]) if maps[yi] is not None else np.arange(ry)
+        cube = cube[zorder][:, xorder][:, :, yorder]
         nxz, nyz = cube.sum(axis=2), cube.sum(axis=1)
         big_n = nxz.sum(axis=1).astype(np.float64)
         r, c = (nxz > 0).sum(axis=1), (nyz > 0).sum(axis=1)
@@ -559,19 +661,31 @@ def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
         moments = np.zeros(4)
         if dense.any():
             with np.errstate(divide="ignore"):
-                inv_x = np.where(nxz > 0, 1.0 / nxz, 0.0).sum(axis=1)[dense]
-                inv_y = np.where(nyz > 0, 1.0 / nyz, 0.0).sum(axis=1)[dense]
-            nd, dfd = big_n[dense], df[dense]
-            moments[0] = (dfd + (nd * inv_x - 1.0) * (nd * inv_y - 1.0) / (6.0 * nd)).sum()
-            moments[1] = (nd / (nd - 1.0) * dfd).sum()
-            moments[2] = moments[3] = 2.0 * dfd.sum()
-        keep = strata[(df > 0) & ~dense]
+                inv_x = np.cumsum(np.where(nxz > 0, 1.0 / nxz, 0.0), axis=1)[:, -1][dense]
+                inv_y = np.cumsum(np.where(nyz > 0, 1.0 / nyz, 0.0), axis=1)[:, -1][dense]
+            nd, dfd = big_n[dense], df[dense]  # sums in order (cumsum), as the kernel adds
+            moments[0] = np.cumsum(dfd + (nd * inv_x - 1.0) * (nd * inv_y - 1.0)
+                                   / (6.0 * nd))[-1]
+            moments[1] = np.cumsum(nd / (nd - 1.0) * dfd)[-1]
+            moments[2] = moments[3] = np.cumsum(2.0 * dfd)[-1]
+        keep = np.sort(strata[zorder][(df > 0) & ~dense]) if len(strata) else strata
         gathered = ds.map(_partition_rows, columns, cards, yi, z, keep, rxm, ry)
         block = np.concatenate(gathered, axis=1) if gathered else np.zeros((len(columns), 0))
         position = {j: t for t, j in enumerate(columns)}
-        res = test.permutation_p(lambda j: block[position[j]], keys, cards, xk, yi, z, out[i],
-                                 ds.n_rows, moments=moments)
+        res = test.permutation_p(lambda j: relabelled(block[position[j]], maps[j]), keys, cards,
+                                 xk, yi, z, out[i], ds.n_rows, moments=moments)
         out[i, 1:4], out[i, 5] = res[:3], res[3]
+
+
+def _canonical_index(declared, columns, cards, maps, keyed):
+    """The mixed-radix index (first slowest) over the columns ``keyed`` of their canonical
+    codes (``maps``: :func:`relabelling`) of the cells ``declared``, indices over
+    ``columns`` of their own codes."""
+    if not len(columns):
+        return np.zeros(len(declared), dtype=np.int64)
+    digits = np.unravel_index(declared, [int(cards[j]) for j in columns])
+    mapped = {j: d if maps[j] is None else maps[j][d] for j, d in zip(columns, digits)}
+    return np.ravel_multi_index([mapped[j] for j in keyed], [int(cards[j]) for j in keyed])
 
 
 def _partition_moments(part, xcols, yi, z, lookup):
