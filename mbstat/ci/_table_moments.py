@@ -254,6 +254,31 @@ def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta):  # pragma:
 
 
 @njit(cache=True, nogil=True)
+def _line_pairs(lines, w, margins, p, q):  # pragma: no cover - compiled
+    """The pairs of distinct cells within one line (a row, or a column with ``w``
+    transposed), for the degrees (p, q): (sum of the lines' products of sums, its
+    magnitude, sum over lines of sig(p, q) (product - the cells' own terms)), sig =
+    x^(p+q) / (x^(p) x^(q)) of the line's margin x (0 where x < p + q)."""
+    sq = 0.0
+    magnitude = 0.0
+    same = 0.0
+    for i in range(lines.shape[0]):
+        x = lines[i, p] * lines[i, q]
+        sq += x
+        magnitude += abs(x)
+        if margins[i] < p + q:
+            continue
+        within = 0.0
+        for j in range(w.shape[1]):
+            within += w[i, j, p] * w[i, j, q]
+        sig = 1.0
+        for t in range(q):
+            sig *= (margins[i] - p - t) / (margins[i] - t + 0.0)
+        same += sig * (x - within)
+    return sq, magnitude, same
+
+
+@njit(cache=True, nogil=True)
 def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
     """(mean, variance) of G2 under the law with margins a (r,), b (c,) (all > 0), or
     (mean, -1) where the rounding or projection bound fails (see the module docstring)."""
@@ -351,38 +376,8 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
                     x = w[i, j, p] * w[i, j, q]
                     cell += x
                     cell_abs += abs(x)
-            same_row = 0.0
-            row_sq = 0.0
-            row_abs = 0.0
-            for i in range(r):
-                x = rows[i, p] * rows[i, q]
-                row_sq += x
-                row_abs += abs(x)
-                if a[i] < p + q:
-                    continue
-                within = 0.0
-                for j in range(c):
-                    within += w[i, j, p] * w[i, j, q]
-                sig = 1.0
-                for t in range(q):
-                    sig *= (a[i] - p - t) / (a[i] - t + 0.0)
-                same_row += sig * (x - within)
-            same_col = 0.0
-            col_sq = 0.0
-            col_abs = 0.0
-            for j in range(c):
-                x = cols[j, p] * cols[j, q]
-                col_sq += x
-                col_abs += abs(x)
-                if b[j] < p + q:
-                    continue
-                within = 0.0
-                for i in range(r):
-                    within += w[i, j, p] * w[i, j, q]
-                sig = 1.0
-                for t in range(q):
-                    sig *= (b[j] - p - t) / (b[j] - t + 0.0)
-                same_col += sig * (x - within)
+            row_sq, row_abs, same_row = _line_pairs(rows, w, a, p, q)
+            col_sq, col_abs, same_col = _line_pairs(cols, w.transpose(1, 0, 2), b, p, q)
             apart = total[p] * total[q] - row_sq - col_sq + cell
             pairs += rho * (apart + same_row + same_col)
             magnitude += rho * (abs(total[p] * total[q]) + 3.0 * (row_abs + col_abs + cell_abs))
