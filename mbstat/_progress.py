@@ -2,6 +2,9 @@
 Ctrl-C inside compiled code."""
 from __future__ import annotations
 
+import signal
+import threading
+
 __all__ = ["AUTO_DELAY", "hides_interrupt", "interruptible", "progress_bar"]
 
 #: With ``progress=None`` (the learners' default) a bar appears once a run has taken this
@@ -105,12 +108,34 @@ def hides_interrupt(error: BaseException) -> bool:
 
 
 def interruptible(kernel, *args):
-    """``kernel(*args)``, a Ctrl-C that reached it raised as the KeyboardInterrupt it is
-    (:func:`hides_interrupt`), so that the learners' handlers return their partial results
-    instead of failing with numba's SystemError."""
+    """``kernel(*args)`` (a compiled call), a Ctrl-C that arrives meanwhile raised as a
+    KeyboardInterrupt once it has returned, so that the learners' handlers return their
+    partial results instead of failing with numba's SystemError.
+
+    In the main thread, SIGINT is held for the call (a handler that only notes it, so
+    nothing is raised inside numba's boxing of the results, whose error path is unsafe),
+    then handed to the handler it replaced; elsewhere (signals reach only the main
+    thread), or where no handler can be set, a SystemError hiding the interrupt
+    (:func:`hides_interrupt`) is raised as the KeyboardInterrupt."""
+    held = []
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        try:
+            previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+        except (ValueError, TypeError):  # not the main interpreter: no handler here
+            previous = None
     try:
-        return kernel(*args)
+        result = kernel(*args)
     except SystemError as error:
         if hides_interrupt(error):
             raise KeyboardInterrupt from None
         raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if held:  # the Ctrl-C, handed on as the replaced handler would have taken it
+        if callable(previous):
+            previous(signal.SIGINT, None)
+        elif previous == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGINT)
+    return result

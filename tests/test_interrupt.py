@@ -1,9 +1,10 @@
 """Ctrl-C inside the compiled calibration (issue 31, item 5).
 
-A SIGINT that arrives while a numba kernel runs (the GIL released) is handled when the
-kernel boxes its results, inside one of numba's calls into Python: numba then raised
+A SIGINT that arrives while a numba kernel runs (the GIL released) was handled when the
+kernel boxed its results, inside one of numba's calls into Python: numba then raised
 ``SystemError: CPUDispatcher(...) returned a result with an exception set`` and the run
-died instead of returning its partial result (``complete=False``). Each test runs a
+died instead of returning its partial result (``complete=False``); the compiled calls now
+hold SIGINT while they run and raise the KeyboardInterrupt after. Each test runs a
 learner in a subprocess whose calibration kernel, in the phase asked, is given a SIGINT
 0.2 s into its run (the kernel's permutations take seconds there), and checks that the
 signal landed inside the compiled call and that the learner returned a partial result.
@@ -32,7 +33,7 @@ rng = np.random.default_rng(0)
 n = 3000
 a, b, c = (rng.integers(0, 8, n) for _ in range(3))
 d = pd.DataFrame({"a": a, "b": b, "c": c, "y": (a + b + rng.integers(0, 3, n)) // 3})
-state = {"phase": None, "fired": False, "inside": []}
+state = {"phase": None, "fired": False, "running": False, "inside": []}
 answer = CITester._answer
 
 def phase_of(self, xs, y, z, phase):  # the phase of the tests being answered
@@ -49,12 +50,17 @@ def interrupted(name):  # the first call in the phase gets a SIGINT while it run
                 or threading.current_thread() is not threading.main_thread()):
             return real(*args)  # (Python handles signals in the main thread)
         state["fired"] = True
-        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+        def ctrl_c():  # notes whether the compiled call was still running when sent
+            state["inside"].append(state["running"])
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Timer(0.2, ctrl_c).start()
+        state["running"] = True
         try:
             return real(*args)
-        except BaseException as error:
-            state["inside"].append(type(error).__name__)
-            raise
+        finally:
+            state["running"] = False
 
     setattr(_kernels, name, kernel)
 
@@ -82,8 +88,7 @@ def run_interrupted(tmp_path, learner, phase, test="mc-g2", B=20000):
 
 def check_partial(out):
     assert out["fired"], "no calibration kernel ran in the phase asked"
-    # the SIGINT reached the compiled call (numba's SystemError there, converted after)
-    assert out["inside"] in (["SystemError"], ["KeyboardInterrupt"])
+    assert out["inside"] == [True]  # the SIGINT arrived while the compiled call ran
     assert out["complete"] is False
     assert any("interrupted (KeyboardInterrupt)" in note for note in out["notes"])
 
@@ -98,12 +103,6 @@ def test_iamb_returns_a_partial_result_on_ctrl_c_in_calibration(tmp_path, phase)
 def test_other_learners_return_a_partial_result_on_ctrl_c_in_calibration(tmp_path,
                                                                           learner):
     check_partial(run_interrupted(tmp_path, learner, "*"))
-
-
-@pytest.mark.slow
-def test_default_semiparametric_calibration(tmp_path):
-    """The default test's calibration (B = 100; wide sparse tables permuted row by row)."""
-    check_partial(run_interrupted(tmp_path, "iamb", "grow", test="sp-g2", B=100000))
 
 
 def test_hides_interrupt_reads_numbas_error_chain():
