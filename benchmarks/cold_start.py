@@ -127,8 +127,11 @@ def main(argv=None):
             try:
                 pair(env, args, tmp, " (r/o)")
                 cached = list((Path(tmp) / "user-cache").rglob("*.nbi"))
-                print(f"        per-user cache: {len(cached)} index files under "
-                      f"$XDG_CACHE_HOME/numba")
+                in_tree = list(site.rglob("*.nbi"))
+                print(f"        cache index files: {len(cached)} under $XDG_CACHE_HOME/numba, "
+                      f"{len(in_tree)} beside the read-only sources"
+                      + (" (run as root: permission bits do not bind, numba wrote in the "
+                         "tree)" if in_tree and os.geteuid() == 0 else ""))
             finally:
                 for path in [site, *site.rglob("*")]:
                     path.chmod(path.stat().st_mode | stat.S_IWUSR)
