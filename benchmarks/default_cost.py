@@ -66,7 +66,8 @@ def bnlearn_available() -> bool:
 
 
 def run_bnlearn(csv: str, learner: str):
-    """bnlearn's blankets {node: set} and its seconds (summed over nodes), or None."""
+    """bnlearn's blankets {node: set} and its seconds (summed over nodes); raises
+    CalledProcessError (with R's message) where R fails."""
     fun, method = BNLEARN[learner]
     with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as f:
         f.write(R_SCRIPT)
@@ -130,7 +131,12 @@ def main(argv=None) -> None:
                     cols["paper"] = score(net, data, learner, calibration="asymptotic",
                                           selection="none")
                 if csv and learner in BNLEARN:
-                    found, sec = run_bnlearn(csv, learner)
+                    try:
+                        found, sec = run_bnlearn(csv, learner)
+                    except subprocess.CalledProcessError as exc:  # say why, go on without
+                        print(f"  bnlearn {learner} failed: {exc.stderr.strip()[-200:]}")
+                        found = None
+                if csv and learner in BNLEARN and found is not None:
                     f1 = np.mean([blanket_scores(sorted(found[v]), truth(net, v, learner))["F1"]
                                   for v in net.nodes])
                     cols["bnlearn"] = (float(f1), sec)

@@ -238,9 +238,9 @@ def test_learner_table_rows():
     table = mbstat.learners_table()
     for name in NEW:
         assert table.loc[name, "kind"] == "CI-test learner"
-    assert table.loc["mmpc", "arguments"] == "max_k, symmetry"
+    assert table.loc["mmpc", "arguments"] == "max_k, symmetry, selection"
     assert table.loc["iamb_fdr", "arguments"] == "fdr, start"
-    assert table.loc["fast_iamb", "arguments"] == "min_per_cell, start"
+    assert table.loc["fast_iamb", "arguments"] == "selection, min_per_cell, start"
     assert "Parameters" in mbstat.mmpc.__doc__ and "symmetry" in mbstat.hiton_pc.__doc__
 
 

@@ -29,7 +29,8 @@ import numpy as np
 
 from .._validation import check_choice
 
-__all__ = ["SELECTION_CHOICES", "CRITERION", "check_selection", "entry_level", "entry_rule"]
+__all__ = ["SELECTION_CHOICES", "CRITERION", "check_selection", "entry_level", "entry_notes",
+           "entry_rule"]
 
 SELECTION_CHOICES = ("bonferroni", "none")
 
@@ -64,3 +65,18 @@ def entry_rule(log_level: float):
 
     rule.criterion = CRITERION
     return rule
+
+
+def entry_notes(selection, evidence, alpha: float) -> tuple:
+    """The note a result carries when its level of entry decided: some candidate dependent
+    at ``alpha`` was left out because its p-value exceeded alpha / m (an exclusion whose
+    criterion, the entry margin, is negative); nothing otherwise."""
+    if selection != "bonferroni" or not len(evidence):
+        return ()
+    refused = ((evidence["decision"] == "exclude") & (evidence["criterion"] < 0)
+               & (evidence["pvalue"] <= alpha))
+    if not refused.any():
+        return ()
+    return (f"Criterion (entry): {CRITERION}; {int(refused.sum())} candidate(s) dependent at "
+            f"alpha = {alpha:g} stayed out at alpha / m (selection = \"none\": the papers' "
+            "rule at alpha).",)

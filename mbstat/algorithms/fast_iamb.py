@@ -13,7 +13,6 @@ import numpy as np
 from .._validation import check_number
 from ..results import MBResult
 from ._selection import check_selection, entry_level
-from .iamb import selection_notes
 from .learners import Found, Learner, Run
 
 __all__ = ["fast_iamb"]
@@ -42,12 +41,12 @@ def _holm(batch, alpha: float, selection: str):
     m = len(order)
     admitted = np.zeros(m, dtype=bool)
     margins = np.full(m, np.nan)
+    entering = True
     for rank, i in enumerate(order):
         level = entry_level(alpha, m - rank, selection)
         margins[i] = level - float(batch.log_pvalue[i])
-        if not (dependent[i] and margins[i] >= 0.0):
-            break
-        admitted[i] = True
+        entering = entering and bool(dependent[i]) and margins[i] >= 0.0
+        admitted[i] = entering
     return admitted, margins, order
 
 
@@ -132,7 +131,7 @@ def _search(run: Run, min_per_cell=5, start=None, selection="bonferroni") -> Fou
             stop_phase = LOOP_PHASE
             break
         seen.add(state)
-    notes = selection_notes(selection)
+    notes = ()
     if stop_phase is not None:
         _exclude_rest(tester, target, cands, mb, ledger, stop_phase, max_sx, last)
         if stop_phase == SPARSE_PHASE:

@@ -11,7 +11,7 @@ import numpy as np
 from .._validation import check_int
 from ..results import MBResult
 from ._selection import check_selection, entry_level, entry_rule
-from .iamb import _backward, _decide, selection_notes, significance
+from .iamb import _backward, _decide, significance
 from .learners import Found, Learner, Run
 
 __all__ = ["fbed"]
@@ -74,7 +74,7 @@ def _search(run: Run, K=1, selection="bonferroni") -> Found:
             break
     _backward(run.tester, run.target, selected, run.trace, significance, "backward",
               run.ledger, fixed=set(run.whitelist))
-    return Found(selected, params={"runs": r}, notes=selection_notes(selection))
+    return Found(selected, params={"runs": r})
 
 
 FBED = Learner("fbed", "ci", "forward-backward selection with early dropping (FBED, K = {K})",

@@ -27,7 +27,7 @@ from ..ci.base import _set_label
 from ..results import MBResult
 from ._common import strongest
 from ._selection import check_selection, entry_level
-from .iamb import _backward, selection_notes
+from .iamb import _backward
 from .learners import Found, Learner, Run
 
 __all__ = ["gs_m", "rgs"]
@@ -249,7 +249,6 @@ def _check_gs(m=1, min_per_cell=1.0, progress=False, start=None,
 def _gs_search(run: Run, m, min_per_cell, progress, start, selection) -> Found:
     s = _start(run, m, min_per_cell, progress, start)
     _gs_m_search(s, m, selection)
-    s.notes.extend(selection_notes(selection))
     return _finish(s, complete=True)
 
 

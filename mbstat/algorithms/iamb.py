@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..results import MBResult
-from ._selection import CRITERION, check_selection, entry_level, entry_rule
+from ._selection import check_selection, entry_level, entry_rule
 from .learners import Found, Learner, Run
 
 __all__ = ["iamb", "inter_iamb"]
@@ -167,17 +167,9 @@ def _check_args(start=None, selection="bonferroni") -> dict:
     return {"start": start, "selection": check_selection(selection)}
 
 
-def selection_notes(selection: str) -> tuple:
-    """The note a result carries when its entries were Bonferroni-adjusted."""
-    if selection == "none":
-        return ()
-    return (f"Criterion (entry): {CRITERION}; members leave at alpha.",)
-
-
 def _iamb_search(method):
     def run(run, start, selection):
-        return Found(run_search(run, method, start=start, selection=selection),
-                     notes=selection_notes(selection))
+        return Found(run_search(run, method, start=start, selection=selection))
     return run
 
 

@@ -39,6 +39,7 @@ from .._validation import check_alpha, check_int
 from ..results import MBResult, format_call, make_trace
 from ._common import prepare
 from ._equivalence import evidence_determinism_notes
+from ._selection import entry_notes
 from ._evidence import Ledger
 
 __all__ = ["Learner", "LEARNERS", "Run", "Found", "learn", "learners_table", "resolve_target"]
@@ -251,7 +252,8 @@ def learn(row: Learner, args: dict, declared=None):
         _honour_hard_priors(run, found, blacklist)
     evidence = run.ledger.frame(found.blanket, [*cands, *blacklist], note=note)
     found.notes = (*found.notes, *evidence_determinism_notes(tester.dataset, target, evidence,
-                                                             found.notes))
+                                                             found.notes),
+                   *entry_notes(own.get("selection"), evidence, alpha))
     tests = tester.log_builder()  # the log is built when the result's tests are first read
     _check_max_sx(tests, max_sx)
     elapsed = time.perf_counter() - start

@@ -21,7 +21,7 @@ from .._validation import check_alpha, check_int
 from ..results import MBResult
 from ._common import prepare
 from ._selection import check_selection
-from .iamb import iamb, inter_iamb, search, selection_notes
+from .iamb import iamb, inter_iamb, search
 from .learners import Found, Learner, Run
 
 __all__ = ["mbor", "pc_superset", "sp_superset", "mb_to_pc", "Superset"]
@@ -346,7 +346,7 @@ def _mbor_search(run: Run, correct_mb, max_k, selection="bonferroni") -> Found:
                              notes=notes, max_sx=run.max_sx, selection=selection)
     return Found([*pc, *sp], parents_children=pc, spouses=sp,
                  params={"pcs": tuple(pcs), "sps": tuple(sps)},
-                 notes=(*notes, *selection_notes(selection)))
+                 notes=tuple(notes))
 
 
 def _mb_to_pc_search(run: Run, correct_mb, max_k, selection="bonferroni") -> Found:
@@ -356,7 +356,7 @@ def _mb_to_pc_search(run: Run, correct_mb, max_k, selection="bonferroni") -> Fou
                           selection)
     run.trace.extend(("mb_to_pc", "keep", x, None) for x in pc)
     return Found(pc, parents_children=pc, params={"blanket": tuple(mb)},
-                 notes=(*notes, *selection_notes(selection)))
+                 notes=tuple(notes))
 
 
 MBOR = Learner("mbor", "ci", "Markov boundary search using the OR condition (MBOR)",

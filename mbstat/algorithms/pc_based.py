@@ -30,7 +30,6 @@ from .._validation import check_choice, check_int
 from ..results import MBResult
 from ._evidence import Ledger
 from ._selection import check_selection, entry_level
-from .iamb import selection_notes
 from .learners import Found, Learner, Run
 
 __all__ = ["mmpc", "mmmb", "hiton_pc", "hiton_mb", "si_hiton_pc"]
@@ -356,9 +355,10 @@ class _Neighbourhoods:
             for x in tpc:
                 if (record and x in self.fixed) or v in self.tpc(x):
                     out.append(x)
-                elif record:  # T left TPC(x): the test that separated them
-                    res = self._reasked(x, v, self.searches[x][0].ledger.decision(v))
-                    run.ledger.exclude(x, res, "symmetry")
+                elif record:  # T left TPC(x): the test that separated them (or that
+                    decision = self.searches[x][0].ledger.decision(v)  # refused its entry)
+                    res = self._reasked(x, v, decision)
+                    run.ledger.exclude(x, res, "symmetry", criterion=decision.criterion)
                     run.trace.append(("symmetry", "remove", x, res))
         else:  # "or": T in TPC(x) needs x and T marginally dependent; test those only
             out = list(tpc)
@@ -397,7 +397,7 @@ def _pc_search(run: Run, heuristic: str, max_k=3, symmetry="and", memo=None,
     nb = _Neighbourhoods(run, heuristic, max_k, symmetry, memo, fixed=run.whitelist,
                          selection=selection)
     pc = nb.pc(run.target)
-    return Found(pc, parents_children=pc, notes=(*nb.notes(), *selection_notes(selection)))
+    return Found(pc, parents_children=pc, notes=nb.notes())
 
 
 def _mb_search(run: Run, heuristic: str, max_k=3, symmetry="and", memo=None,
@@ -432,7 +432,7 @@ def _mb_search(run: Run, heuristic: str, max_k=3, symmetry="and", memo=None,
                 ledger.keep(y, res, "spouses")
                 run.trace.append(("spouses", "add", y, res))
     return Found([*pc, *spouses], parents_children=pc, spouses=spouses,
-                 notes=(*nb.notes(), *selection_notes(selection)))
+                 notes=nb.notes())
 
 
 def _learner(name, title, search, heuristic):
