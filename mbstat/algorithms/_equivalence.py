@@ -38,12 +38,22 @@ def equivalence_frame(rows) -> pd.DataFrame:
 
 
 def _entropy(codes: np.ndarray) -> float:
-    """Plug-in entropy (bits) of the rows of an integer matrix (n, k)."""
-    if codes.shape[0] == 0:
+    """Plug-in entropy (bits) of the rows of a non-negative integer matrix (n, k): the rows
+    as one mixed-radix key (recompressed to its distinct values where the radix would
+    overflow), counted by ``bincount`` where the keys are few, else by ``unique``
+    (a 2-D ``unique(axis=0)`` is 10-20 times slower)."""
+    if codes.shape[0] == 0 or codes.shape[1] == 0:
         return 0.0
-    if codes.shape[1] == 0:
-        return 0.0
-    _, counts = np.unique(codes, axis=0, return_counts=True)
+    key = codes[:, 0].astype(np.int64)
+    for j in range(1, codes.shape[1]):
+        card = int(codes[:, j].max()) + 1
+        if int(key.max()) >= (1 << 62) // card:
+            key = np.unique(key, return_inverse=True)[1].astype(np.int64).reshape(-1)
+        key = key * card + codes[:, j]
+    top = int(key.max()) + 1
+    counts = (np.bincount(key, minlength=top) if top <= 4 * len(key) + 1024
+              else np.unique(key, return_counts=True)[1])
+    counts = counts[counts > 0]
     p = counts / counts.sum()
     return float(-(p * np.log2(p)).sum())
 
