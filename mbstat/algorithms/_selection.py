@@ -64,6 +64,7 @@ def entry_rule(log_level: float):
         return dependent, (-np.nan_to_num(np.asarray(res.statistic, dtype=np.float64)), margin)
 
     rule.criterion = CRITERION
+    rule.entry = True  # its criterion explains exclusions; a member shows its test alone
     return rule
 
 

@@ -119,7 +119,7 @@ def _search(run: Run, min_per_cell=5, start=None, selection="bonferroni") -> Fou
                 sparse = True
                 break
             mb.append(x)
-            ledger.keep(x, batch[i], "grow", criterion=margins[i] if named else np.nan)
+            ledger.keep(x, batch[i], "grow")
             trace.append(("grow", "add", x, batch[i]))
         n_grown = len(mb)
         _shrink(tester, target, mb, fixed, ledger, trace)

@@ -76,7 +76,8 @@ def _forward_step(tester, target, blanket, candidates, trace, rule=significance,
         return False
     blanket.append(remaining[best])
     trace.append((phase, "add", remaining[best], batch[best]))
-    _decide(ledger, rule, [remaining[best]], [batch[best]], [True],
+    _decide(ledger, significance if getattr(rule, "entry", False) else rule,
+            [remaining[best]], [batch[best]], [True],
             [np.asarray(k)[[best]] for k in keys], phase, keep=True)
     return True
 

@@ -170,11 +170,13 @@ class ContingencyTest(CITest):
         if calibration == "permutation":
             self.method = f"Monte Carlo ({self.B} permutations) {self.method}"
         elif calibration == "semiparametric":
-            self.method = f"Semiparametric ({self.B} permutations) {self.method}"
+            self.method = f"Semiparametric {self.method}"
         fitted = "mean and variance" if self.match == "mean+variance" else "mean"
-        semi = (f"df is the mean of the statistic over {self.B} permutations of x within the "
-                f"strata of z, the p-value that of a chi-square fitted to their {fitted} "
-                "(semiparametric)")
+        semi = ("df is the mean of the statistic under permutations of x within the strata "
+                f"of z, the p-value that of a chi-square with its {fitted} (semiparametric): "
+                "computed from each sparse stratum's permutation law (mbstat.ci."
+                f"_table_moments), or estimated from {self.B} permutations where their error "
+                "bound fails")
         exact = ("exact permutation p-value: every permuted stratum is 2 x 2, the law of the "
                  "statistic under permutations of x within the strata of z enumerated")
         if self.match == "mean+variance" and SADDLEPOINT:

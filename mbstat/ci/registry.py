@@ -70,8 +70,8 @@ TESTS = MappingProxyType({
                        {"min_per_cell": 5}),
     "sp-g2": TestSpec(ContingencyTest, _contingency("g2", calibration="semiparametric"),
                       _SEMIPARAMETRIC, "discrete",
-                      "semiparametric G2 test: chi-square fitted to the mean and variance of "
-                      "B = 100 permuted statistics (match='mean': bnlearn's sp-mi)"),
+                      "semiparametric G2 test: chi-square with the mean and variance of the "
+                      "statistic under permutations (match='mean': bnlearn's sp-mi)"),
     "sp-x2": TestSpec(ContingencyTest, _contingency("x2", calibration="semiparametric"),
                       _SEMIPARAMETRIC, "discrete",
                       "semiparametric X2 test (match='mean': bnlearn's sp-x2)"),

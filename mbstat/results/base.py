@@ -207,8 +207,9 @@ def _calibration_notes(shown: pd.DataFrame, n_rows: int) -> list:
         its = "its p-value is" if semi == 1 else "their p-values are"
         notes.append(f"Note: {semi} of these tests {'was' if semi == 1 else 'were'} too sparse "
                      f"for the asymptotic chi-square; {its} semiparametric, which holds the "
-                     "level: a scaled chi-square c chi2(k) fitted to the mean and variance of "
-                     "permutations of x within the strata of z (df shows their mean).")
+                     "level: a scaled chi-square c chi2(k) with the mean and variance of the "
+                     "statistic under permutations of x within the strata of z (df shows the "
+                     "mean).")
     weak = int(((shown["calibration"] == "asymptotic") & (n_rows < 5 * shown["df"])).sum())
     if weak:
         notes.append(f"Note: {weak} of these tests {'has' if weak == 1 else 'have'} fewer "
