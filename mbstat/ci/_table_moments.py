@@ -254,10 +254,10 @@ def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta):  # pragma:
 
 
 @njit(cache=True, nogil=True)
-def _line_pairs(lines, w, margins, p, q):  # pragma: no cover - compiled
-    """The pairs of distinct cells within one line (a row, or a column with ``w``
-    transposed), for the degrees (p, q): (sum of the lines' products of sums, its
-    magnitude, sum over lines of sig(p, q) (product - the cells' own terms)), sig =
+def _line_pairs(lines, within, margins, p, q):  # pragma: no cover - compiled
+    """The pairs of distinct cells within one line (a row or a column), for the degrees
+    (p, q): (sum of the lines' products of sums, its magnitude, sum over lines of
+    sig(p, q) (product - ``within``, the line's cells' own products)), sig =
     x^(p+q) / (x^(p) x^(q)) of the line's margin x (0 where x < p + q)."""
     sq = 0.0
     magnitude = 0.0
@@ -268,13 +268,10 @@ def _line_pairs(lines, w, margins, p, q):  # pragma: no cover - compiled
         magnitude += abs(x)
         if margins[i] < p + q:
             continue
-        within = 0.0
-        for j in range(w.shape[1]):
-            within += w[i, j, p] * w[i, j, q]
         sig = 1.0
         for t in range(q):
             sig *= (margins[i] - p - t) / (margins[i] - t + 0.0)
-        same += sig * (x - within)
+        same += sig * (x - within[i, p, q])
     return sq, magnitude, same
 
 
@@ -311,6 +308,7 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
     # with g the centred projection of h (the pairs' covariances are those of the
     # projections; their error is bounded by the residuals, see the module docstring)
     w = np.zeros((r, c, size))
+    degree = np.zeros((r, c), np.int64)  # each cell's polynomial degree (w is 0 above it)
     coef = np.zeros(size)
     gram = np.empty((size, size))
     rhs = np.empty(size)
@@ -345,21 +343,36 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
                                       coef, gram, rhs, beta)
             sd_res += math.sqrt(max(residual, 0.0))
             used = max(used, d + 1)
+            degree[i, j] = d
             shift = 0.0
             for p in range(d + 1):
                 w[i, j, p] = coef[p] * al[i, p] * be[j, p]
                 shift += w[i, j, p]
             w[i, j, 0] -= shift  # centred: E[g(n)] = 0
     size = used
+    # sums over cells, rows and columns, each cell's products only up to its own degree
+    # (a sparse stratum's cells mostly take two values: degree 1): O(sum_c (d_c + 1)^2)
     rows = np.zeros((r, size))
     cols = np.zeros((c, size))
     total = np.zeros(size)
+    cell = np.zeros((size, size))
+    cell_abs = np.zeros((size, size))
+    row_within = np.zeros((r, size, size))
+    col_within = np.zeros((c, size, size))
     for i in range(r):
         for j in range(c):
-            for p in range(size):
-                rows[i, p] += w[i, j, p]
-                cols[j, p] += w[i, j, p]
-                total[p] += w[i, j, p]
+            top = degree[i, j] + 1
+            for p in range(top):
+                x = w[i, j, p]
+                rows[i, p] += x
+                cols[j, p] += x
+                total[p] += x
+                for q in range(top):
+                    xy = x * w[i, j, q]
+                    cell[p, q] += xy
+                    cell_abs[p, q] += abs(xy)
+                    row_within[i, p, q] += xy
+                    col_within[j, p, q] += xy
     pairs = 0.0
     magnitude = 0.0
     for p in range(size):
@@ -369,18 +382,12 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
             rho = 1.0
             for t in range(q):
                 rho *= (n_big - t) / (n_big - p - t)
-            cell = 0.0
-            cell_abs = 0.0
-            for i in range(r):
-                for j in range(c):
-                    x = w[i, j, p] * w[i, j, q]
-                    cell += x
-                    cell_abs += abs(x)
-            row_sq, row_abs, same_row = _line_pairs(rows, w, a, p, q)
-            col_sq, col_abs, same_col = _line_pairs(cols, w.transpose(1, 0, 2), b, p, q)
-            apart = total[p] * total[q] - row_sq - col_sq + cell
+            row_sq, row_abs, same_row = _line_pairs(rows, row_within, a, p, q)
+            col_sq, col_abs, same_col = _line_pairs(cols, col_within, b, p, q)
+            apart = total[p] * total[q] - row_sq - col_sq + cell[p, q]
             pairs += rho * (apart + same_row + same_col)
-            magnitude += rho * (abs(total[p] * total[q]) + 3.0 * (row_abs + col_abs + cell_abs))
+            magnitude += rho * (abs(total[p] * total[q])
+                                + 3.0 * (row_abs + col_abs + cell_abs[p, q]))
     var_t = var_sum + pairs
     const = -clogc[big_n]
     for i in range(r):
