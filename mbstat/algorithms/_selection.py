@@ -9,7 +9,10 @@ alpha / m, m the candidates outside the current set that the step chose among: b
 union bound the step admits a candidate independent of the target with probability at
 most alpha, whatever the dependence between the m tests, and under a global null the
 expected number of false members of the search is at most alpha / (1 - alpha) (each step
-admits with probability at most alpha, and needs every earlier one to have admitted).
+admits with probability at most alpha, and needs every earlier one to have admitted), for
+p-values valid given the steps before. Measured (``benchmarks/global_null.py``, 500 rows,
+50 binary candidates, 200 data sets, alpha 0.05): 0.06-0.07 false members [0.03, 0.11],
+against 1-4 with the papers' rule.
 Steps that admit several candidates at once use Holm's step-down form (the i-th
 smallest p-value against alpha / (m - i)), which reduces to Bonferroni for one.
 ``selection="none"`` is the papers' rule (the strongest is admitted at alpha).
