@@ -63,6 +63,24 @@ def _falling(x, m):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _margin_pairs(m, p, q):  # pragma: no cover - compiled
+    """X2's sums over one margin ``m`` (rows or columns) for the orders (p, q): (sum over
+    i != k of m_i^(p) m_k^(q) / (m_i m_k), sum over i of m_i^(p+q) / m_i^2)."""
+    sp = 0.0
+    sq = 0.0
+    spq = 0.0
+    line = 0.0
+    for i in range(m.shape[0]):
+        x = _falling(m[i], p) / m[i]
+        y = _falling(m[i], q) / m[i]
+        sp += x
+        sq += y
+        spq += x * y
+        line += _falling(m[i], p + q) / (m[i] * m[i])
+    return sp * sq - spq, line
+
+
+@njit(cache=True, nogil=True)
 def _x2_moments(a, b, big_n):  # pragma: no cover - compiled
     """Exact (mean, variance) of X2 under the law with margins a (r,), b (c,) (all > 0)."""
     r = a.shape[0]
@@ -89,30 +107,8 @@ def _x2_moments(a, b, big_n):  # pragma: no cover - compiled
             if big_n < p + q:
                 continue
             k = n * n / _falling(big_n, p + q)
-            ap = 0.0
-            aq = 0.0
-            apq = 0.0
-            a_row = 0.0
-            for i in range(r):
-                x = _falling(a[i], p) / a[i]
-                y = _falling(a[i], q) / a[i]
-                ap += x
-                aq += y
-                apq += x * y
-                a_row += _falling(a[i], p + q) / (a[i] * a[i])
-            bp = 0.0
-            bq = 0.0
-            bpq = 0.0
-            b_col = 0.0
-            for j in range(c):
-                x = _falling(b[j], p) / b[j]
-                y = _falling(b[j], q) / b[j]
-                bp += x
-                bq += y
-                bpq += x * y
-                b_col += _falling(b[j], p + q) / (b[j] * b[j])
-            two_a = ap * aq - apq  # sum over i != k
-            two_b = bp * bq - bpq
+            two_a, a_row = _margin_pairs(a, p, q)
+            two_b, b_col = _margin_pairs(b, p, q)
             pairs += k * (a_row * two_b + b_col * two_a + two_a * two_b)
     es = mean + n
     return mean, max(same + pairs - es * es, 0.0)
