@@ -21,8 +21,8 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from mbstat import ci_test_batch
-from mbstat.ci import contingency
-from mbstat.ci.base import CALIBRATIONS
+from mbstat.ci.tables import contingency
+from mbstat.ci.result import CALIBRATIONS
 
 
 def main(argv=None):

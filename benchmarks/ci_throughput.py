@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from mbstat.ci import CITester
+from mbstat.ci.engine import CITester
 from mbstat.data import as_dataset
 from mbstat.datasets import sample_network
 

@@ -38,9 +38,10 @@ import numpy as np
 
 from mbstat import ci_test
 from mbstat.algorithms import iamb, iamb_fdr
-from mbstat.ci import CITester, FisherZ
-from mbstat.ci.moments import column_moments
-from mbstat.ci.rank import NormalScores, Spearman, _Ranked
+from mbstat.ci.engine import CITester
+from mbstat.ci import FisherZ
+from mbstat.ci.continuous.moments import column_moments
+from mbstat.ci.continuous.rank import NormalScores, Spearman, _Ranked
 from mbstat.data import as_dataset
 from mbstat.datasets import make_linear_gaussian
 
@@ -214,7 +215,7 @@ def learners(n_nodes: int, rows_list, repeats: int, before_cls):
 
 
 def _clear(ds):
-    from mbstat.ci import moments
+    from mbstat.ci.continuous import moments
 
     moments._CACHE.pop(ds, None)
 

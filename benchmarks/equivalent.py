@@ -2,7 +2,7 @@
 
 1. Exactness with the oracle: random DAGs with duplicated nodes (a node copied, or
    recoded, under a new name), a D-separation oracle (d-separation given the closure of
-   z under the copies, :class:`mbstat.ci.deterministic.DeterministicOracle`): the set
+   z under the copies, :class:`mbstat.ci.oracles.deterministic.DeterministicOracle`): the set
    of boundaries TIE* finds equals the true Markov boundaries (the graph's blanket with
    each member replaced by any of its copies), and SES's (symmetry="and") the true
    parents-and-children sets; SES with MXM's default (symmetry="none") is scored too.
@@ -32,7 +32,7 @@ import pandas as pd
 import mbstat
 from mbstat.bn import blanket_scores
 from mbstat.bn.random_networks import random_dag
-from mbstat.ci.deterministic import DeterministicOracle
+from mbstat.ci.oracles.deterministic import DeterministicOracle
 from mbstat.datasets import load_network, sample_network
 
 #: The hailfinder nodes of issue #28: three pairs of relabelings and three more functions

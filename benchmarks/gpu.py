@@ -23,7 +23,7 @@ import pandas as pd
 
 from mbstat import iamb
 from mbstat.backend import gpu_available, resolve_backend
-from mbstat.ci import CITester
+from mbstat.ci.engine import CITester
 from mbstat.data import as_dataset
 from mbstat.datasets import sample_network
 
@@ -127,7 +127,7 @@ def ppi_section(sizes, B, crt_B=200):
     splits), LOCO (5 folds, early stopping) and the CRT (``crt_B`` draws per part)."""
     from mbstat import ppi_test
     from mbstat.ci import crt_test, loco_test
-    from mbstat.models import xgboost_cuda_available
+    from mbstat.ci.models.estimators import xgboost_cuda_available
 
     if not xgboost_cuda_available():
         print("\nXGBoost has no CUDA build here: PPI figures not measured")

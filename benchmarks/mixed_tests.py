@@ -33,7 +33,7 @@ import statsmodels.api as sm
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import timed  # noqa: E402
 
-from mbstat.ci import CITester  # noqa: E402
+from mbstat.ci.engine import CITester  # noqa: E402
 
 
 def frame(n, k, seed=0):
@@ -129,8 +129,8 @@ def search_queries(df, test):
 
 def moments_section(n_values, repeats):
     """Per-test times with and without sufficient statistics, one search per data set."""
-    import mbstat.ci.mixed as mixed
-    import mbstat.ci.regression as regression
+    import mbstat.ci.continuous.mixed as mixed
+    import mbstat.ci.continuous.regression as regression
 
     rows = []
     for n in n_values:

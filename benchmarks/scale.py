@@ -135,7 +135,7 @@ def _worker_peak():
 
 def _warm():
     """Load mbstat and its compiled kernels on a worker (outside the clock)."""
-    from mbstat.ci import _kernels  # noqa: F401
+    from mbstat.ci.tables import _kernels  # noqa: F401
 
 
 def on_dask(rows, workers):

@@ -70,7 +70,7 @@ def child(path: str, learner: str, calibration: str, alpha: float) -> None:
     truth = set(str(v) for v in stored["blanket"])
     pc = {v for v in truth if v[0] in "PC"}
     if calibration == "auto-chi2":  # "auto" without the 2 x 2 tails (the scaled chi-square)
-        from mbstat.ci import contingency
+        from mbstat.ci.tables import contingency
 
         contingency.SADDLEPOINT, calibration = False, "auto"
     t0 = time.perf_counter()

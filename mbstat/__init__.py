@@ -7,10 +7,11 @@ from .algorithms import (LEARNERS, METHODS, fast_iamb, fbed, fsdms, gs_m, hiton_
                          sp_superset, tie, wfsdms)
 from .blankets import BlanketCollection, blankets
 from .backend import get_backend, gpu_available, set_backend
-from .ci import TESTS, CIResult, ci_test, ci_test_batch, cond_mutual_info, tests_table
-from .ci.crt import crt_test
-from .ci.loco import loco_test
-from .ci.ppi import ppi_test
+from .ci import TESTS, ci_test, ci_test_batch, cond_mutual_info, tests_table
+from .ci.result import CIResult
+from .ci.models.crt import crt_test
+from .ci.models.loco import loco_test
+from .ci.models.ppi import ppi_test
 from .data import Dataset, as_dataset
 from .dependency import dependency
 from .stability import arc_strengths, stability

@@ -2,7 +2,7 @@
 
 A low-level helper of :class:`mbstat.data.Dataset` (which builds the bitmaps once,
 lazily, in :attr:`~mbstat.data.Dataset.level_bits`) and of the CPU counting kernels
-in :mod:`mbstat.ci._kernels` (which read them). It lives below both so that the
+in :mod:`mbstat.ci.tables._kernels` (which read them). It lives below both so that the
 data layer imports nothing of ``mbstat.ci``.
 """
 from __future__ import annotations

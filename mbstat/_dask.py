@@ -3,7 +3,7 @@ run a function on every partition of a persisted collection (lazy imports: Dask 
 optional ``dask`` extra, ``pip install "mbstat[dask]"``).
 
 It knows nothing of mbstat's data model: :mod:`mbstat.data` passes the encoding function,
-:mod:`mbstat.ci.counting` the counting functions.
+:mod:`mbstat.ci.tables.counting` the counting functions.
 """
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ import pandas as pd
 from ._frozen import FrozenMapping
 from ._validation import check_n_jobs
 from .data import as_dataset
-from .results.base import Summary, plural
+from .results.base import Summary
+from .ci.result import plural
 from .results.stability import ByTarget
 
 __all__ = ["BlanketCollection", "blankets"]
@@ -172,7 +173,7 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, R=N
     check_n_jobs(n_jobs)
     func = LEARNERS[method].function
     from .bn import BayesianNetwork
-    from .ci.base import _names_only
+    from .ci.engine import _names_only
 
     if isinstance(data, BayesianNetwork):
         dataset, columns = data, _names_only(data.nodes)

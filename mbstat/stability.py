@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_choice, check_int, check_n_jobs, check_number
-from .results.base import format_call, plural
+from .results.base import format_call
+from .ci.result import plural
 from .results.stability import (ArcStrengths, StabilityResult, learner_seed, mb_threshold,
                                 resample_rows, strength_table)
 

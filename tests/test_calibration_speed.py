@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from mbstat import ci_test_batch
-from mbstat.ci import contingency
-from mbstat.ci.base import PERMUTATION, SEMIPARAMETRIC
-from mbstat.ci.contingency import ContingencyTest, _ColumnKeys
-from mbstat.ci.counting import _kernels, joint_code, permutation_null
+from mbstat.ci.tables import contingency
+from mbstat.ci.result import PERMUTATION, SEMIPARAMETRIC
+from mbstat.ci.tables.contingency import ContingencyTest, _ColumnKeys
+from mbstat.ci.tables.counting import _kernels, joint_code, permutation_null
 
 
 # ------------------------------------------- the former implementation (reference, verbatim)

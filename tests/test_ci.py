@@ -14,7 +14,9 @@ from scipy import stats
 import mbstat
 from mbstat import ci_test, ci_test_batch
 from mbstat.backend import gpu_available, resolve_backend
-from mbstat.ci import CITester, chi2_logsf, contingency, counting
+from mbstat.ci.engine import CITester
+from mbstat.ci.chi2 import chi2_logsf
+from mbstat.ci.tables import contingency, counting
 
 
 def random_frame(n=500, levels=(3, 2, 4, 2), seed=0, dependent=True):
@@ -182,7 +184,7 @@ def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
     """The bitmap kernel as dispatched, the same kernel forced on every table (cells built
     from the bitmaps or from the rows; all cells heavy, all light, mixed) and the scatter
     kernel count the same tables."""
-    from mbstat.ci import _kernels
+    from mbstat.ci.tables import _kernels
 
     df = random_frame(n=n, seed=n, levels=levels)
     df["v0"] = pd.Categorical(df["v0"], categories=range(levels[0] + 1))  # an unused level
@@ -213,7 +215,7 @@ def test_bitmap_and_scatter_kernels_agree(levels, z, n, monkeypatch):
 
 def test_threaded_batches_equal_one_thread(monkeypatch):
     """Candidates split across threads (bitmap and scatter kernels) give the same numbers."""
-    from mbstat.ci import _kernels
+    from mbstat.ci.tables import _kernels
 
     rng = np.random.default_rng(5)
     df = pd.DataFrame(rng.integers(0, 3, (3000, 14)), columns=[f"v{i}" for i in range(14)])
@@ -248,7 +250,7 @@ def test_bitmaps_are_skipped_where_they_do_not_apply(monkeypatch):
 def test_level_bitmaps_mark_each_rows_level(n):
     """Both ways of building the bitmaps (comparisons for few levels, one bit per row for
     many) against a plain numpy reference; levels past BIT_LEVELS are left out."""
-    from mbstat.ci import _kernels
+    from mbstat.ci.tables import _kernels
 
     rng = np.random.default_rng(n)
     cards = np.array([1, 2, 3, 8, 9, 16, 20])
@@ -266,7 +268,7 @@ def test_level_bitmaps_mark_each_rows_level(n):
 
 def hybrid_calls(monkeypatch) -> list:
     """Record the calls of the hybrid (level-bitmap) kernel."""
-    from mbstat.ci import _kernels
+    from mbstat.ci.tables import _kernels
 
     calls = []
     real = _kernels.cell_statistics
@@ -392,7 +394,7 @@ def test_chi2_logsf_above_one_half_at_large_df():
 def test_chdtrc_with_another_signature_is_refused(monkeypatch):
     from scipy.special import cython_special
 
-    from mbstat.ci import _kernels
+    from mbstat.ci.tables import _kernels
 
     assert _kernels._cython_special_address("chdtrc") == _kernels.CHI2[0]
     one_argument = cython_special.__pyx_capi__["ellipk"]  # double (double, int)
@@ -414,7 +416,7 @@ def test_chi2_logsf_continued_fraction_and_far_tail():
     x = np.array([300.0, 400.0, 500.0, 600.0])
     from scipy import special
 
-    from mbstat.ci import _kernels
+    from mbstat.ci.tables import _kernels
 
     log_q = np.empty_like(x)
     _kernels.log_gammaincc(a, x, log_q)
@@ -569,7 +571,7 @@ def test_oracle_answers_d_separation():
 
 
 def test_oracles_refuse_variables_they_do_not_know():
-    from mbstat.ci.exact import ExactOracle
+    from mbstat.ci.oracles.exact import ExactOracle
 
     df = pd.DataFrame({"a": [0, 1], "b": [1, 0], "c": [0, 0]})
     with pytest.raises(ValueError, match=r"the oracle's DAG has no nodes \['c'\]"):
@@ -744,7 +746,7 @@ def test_single_level_variable_is_independent_not_nan():
 
 # ------------------------------------------------------------------ one interface
 def test_a_result_is_a_row_of_a_batch():
-    from mbstat.ci import CIBatch, CIResult
+    from mbstat.ci.result import CIBatch, CIResult
 
     assert [f.name for f in dataclasses.fields(CIResult)] == ["batch"]  # no fields repeated
     df = random_frame()
@@ -764,8 +766,8 @@ def test_a_result_is_a_row_of_a_batch():
 
 
 def test_one_rule_decides_independence_everywhere():
-    from mbstat.ci import decide
-    from mbstat.ci.base import SKIPPED
+    from mbstat.ci.result import decide
+    from mbstat.ci.result import SKIPPED
 
     df = random_frame(n=100, levels=(4, 4, 4, 4))
     tester = CITester(df, "g2-adf", alpha=0.2)  # 100 rows: 6.25 a cell, 1.6 given v2
@@ -782,7 +784,8 @@ def test_one_rule_decides_independence_everywhere():
 
 
 def test_custom_tests_return_one_table():
-    from mbstat.ci import CITest, results_table
+    from mbstat.ci.protocol import CITest
+    from mbstat.ci.result import results_table
 
     class Half(CITest):
         name, kind = "half", "discrete"
@@ -814,7 +817,7 @@ def test_custom_tests_return_one_table():
 
 def test_exact_oracle_and_ppi_are_registered():
     from mbstat.ci import ExactOracle
-    from mbstat.ci.exact import parity_table
+    from mbstat.ci.oracles.exact import parity_table
 
     assert {"ppi", "exact", "oracle", "sp-g2", "sp-x2"} <= set(mbstat.TESTS)
     oracle = ExactOracle(parity_table(2, n_distractors=1), names=["Y", "A", "B", "D"])

@@ -8,8 +8,9 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from mbstat import ci_test, ci_test_batch
-from mbstat.ci import CITester, PermutationTest
-from mbstat.ci.contingency import ContingencyTest, semiparametric
+from mbstat.ci.engine import CITester
+from mbstat.ci import PermutationTest
+from mbstat.ci.tables.contingency import ContingencyTest, semiparametric
 from mbstat.datasets import sample_network
 
 

@@ -13,7 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 import mbstat
 from mbstat.ci import crt_test, ppi_test
-from mbstat.ci.crt import CRTEngine, _shuffles, cauchy_combination, rank_pvalue
+from mbstat.ci.models.crt import CRTEngine, _shuffles, cauchy_combination, rank_pvalue
 from mbstat.data import as_dataset
 
 #: A cheap classifier (liblinear: a few ms per fit on these data).
@@ -350,7 +350,7 @@ def test_xgboost_on_the_gpu(test):
     """The CRT and LOCO with XGBoost trained on the GPU (early stopping included): the device
     is recorded, and the alternative is rejected and the null kept on both devices (their
     boosters differ in rounding, so the p-values are compared by their decisions)."""
-    from mbstat.models import xgboost_cuda_available
+    from mbstat.ci.models.estimators import xgboost_cuda_available
 
     if not xgboost_cuda_available():
         pytest.skip("needs a CUDA build of XGBoost, CuPy and a GPU")
@@ -366,7 +366,7 @@ def test_sequential_pvalue_by_hand():
     """The part p-value with the early stop (crt.sequential_pvalue): 1 / (early + 1) when none
     of the first ``early`` draws is as extreme as the data; else the Besag-Clifford or rank
     p-value plus 1 / (early + 1); without the early stop, those alone."""
-    from mbstat.ci.crt import SEQUENTIAL_EXTREMES, early_draws, sequential_pvalue
+    from mbstat.ci.models.crt import SEQUENTIAL_EXTREMES, early_draws, sequential_pvalue
 
     assert SEQUENTIAL_EXTREMES == 10
     assert early_draws(0.05, 6) == 239 and early_draws(0.01, 6) == 1199
@@ -390,7 +390,7 @@ def test_sequential_pvalue_is_valid_under_exchangeability():
     """Under H0 the data's loss and the draws' are exchangeable: P(p <= t) <= t at every t
     (the early stop happens with probability exactly 1 / (early + 1)); checked on 20,000
     exchangeable samples against the binomial's 99.9% bound."""
-    from mbstat.ci.crt import sequential_pvalue
+    from mbstat.ci.models.crt import sequential_pvalue
 
     rng = np.random.default_rng(1)
     early, B, reps = 19, 199, 20_000
@@ -409,7 +409,7 @@ def test_shuffled_predictions_equal_predicting_the_shuffled_rows():
     model's prediction of the row whose x it takes (z is equal within a stratum): the
     draws' losses computed by shuffling the predictions equal scikit-learn's log-loss of the
     shuffled rows predicted again."""
-    from mbstat.ci.crt import _shuffle_chunk, _strata_order
+    from mbstat.ci.models.crt import _shuffle_chunk, _strata_order
 
     rng = np.random.default_rng(4)
     n = 300
@@ -469,7 +469,7 @@ def test_given_nothing_all_columns_share_one_histogram_model_pass():
     a regression (by hand); the permutation p-values are uniform under H0 (exact) and the
     early stop gives a clear member 1 / 40 at alpha 0.05. (The sequential p-values are
     valid, not uniform: Besag-Clifford's 10 / draws and the early stop's shift.)"""
-    from mbstat.ci.crt import histogram_reductions
+    from mbstat.ci.models.crt import histogram_reductions
 
     rng = np.random.default_rng(3)
     n = 300
@@ -516,7 +516,7 @@ def test_level_with_the_early_stop_wilson():
 
 
 def test_ppfs_summary_names_the_crt_from_the_test_object():
-    from mbstat.ci.crt import CRTTest
+    from mbstat.ci.models.crt import CRTTest
 
     df = issue_data(3, n=300, effect=2.0)
     res = mbstat.ppfs(df, "y", test="crt", model=LOGIT, K=0, B=99, seed=1)
@@ -534,7 +534,7 @@ def test_tree_models_read_the_draws_from_their_split_intervals(model, monkeypatc
     draws' losses read from one prediction per interval equal those of predicting every
     drawn row (the same draws, the table switched off), for XGBoost (x < t goes left) and a
     scikit-learn tree (x <= t)."""
-    import mbstat.ci.crt as crt
+    import mbstat.ci.models.crt as crt
 
     df = issue_data(8, n=400, task="regression", effect=1.0)
     ds = as_dataset(df)

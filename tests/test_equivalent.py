@@ -10,8 +10,8 @@ import pytest
 
 import mbstat
 from mbstat.bn.random_networks import random_dag
-from mbstat.ci.base import CITester
-from mbstat.ci.deterministic import DeterministicOracle
+from mbstat.ci.engine import CITester
+from mbstat.ci.oracles.deterministic import DeterministicOracle
 from mbstat.datasets import load_network, sample_network
 from mbstat.results import EquivalentResult
 

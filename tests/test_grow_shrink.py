@@ -18,7 +18,7 @@ from mbstat.algorithms import grow_shrink as gsmod
 from mbstat.algorithms.grow_shrink import gs_m, rgs
 from mbstat.bn import BayesianNetwork, random_dag
 from mbstat.ci import DSeparationOracle
-from mbstat.ci.exact import ExactOracle, parity_table
+from mbstat.ci.oracles.exact import ExactOracle, parity_table
 from mbstat.datasets import make_parity
 from mbstat.algorithms._common import prepare
 from mbstat.algorithms.learners import Run

@@ -14,7 +14,7 @@ from scipy import stats
 
 from mbstat.algorithms.iamb import iamb, inter_iamb, search
 from mbstat.bn import random_dag
-from mbstat.ci import CITester
+from mbstat.ci.engine import CITester
 from mbstat.data import as_dataset
 from mbstat.datasets import load_network, sample_network
 from mbstat.results import MBResult

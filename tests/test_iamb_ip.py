@@ -14,7 +14,8 @@ import pytest
 from mbstat.algorithms.iamb import iamb, search
 from mbstat.algorithms.iamb_ip import iamb_ip, mi_rule
 from mbstat.bn import random_dag
-from mbstat.ci import CITester, cond_mutual_info
+from mbstat.ci.engine import CITester
+from mbstat.ci import cond_mutual_info
 from mbstat.datasets import load_network, sample_network
 from test_iamb import _g2, oracle_dags
 

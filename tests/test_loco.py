@@ -15,8 +15,9 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from statsmodels.stats.proportion import proportion_confint
 
 import mbstat
-from mbstat.ci import CIResult, loco_test, ppi_test
-from mbstat.ci.loco import LOCOEngine, t_greater
+from mbstat.ci.result import CIResult
+from mbstat.ci import loco_test, ppi_test
+from mbstat.ci.models.loco import LOCOEngine, t_greater
 from mbstat.data import as_dataset
 
 
@@ -240,7 +241,8 @@ def test_numpy_integer_seeds_are_recorded_and_tests_draw_theirs():
     """A numpy integer seed is a seed like any other: recorded (it was recorded as None, so
     the printout could not replay the run), the same result as the int; a LOCOTest made
     with seed=None draws its seed at once, so that ``test.seed`` replays its tests."""
-    from mbstat.ci import CITester, LOCOTest
+    from mbstat.ci.engine import CITester
+    from mbstat.ci import LOCOTest
 
     df = issue_data(2, n=200, effect=1.0)
     res = loco_test(df, "x", "y", ["z"], model=LOGIT, seed=np.int64(5))
@@ -291,7 +293,7 @@ def test_integer_columns_are_numbers_unless_named_categorical():
     """Issue 16.3: integer columns are not silently one-hot categories. An integer column
     whose effect is a threshold is one model column (a number); named in categorical=,
     it becomes categories (one-hot for the tree: one column per level)."""
-    from mbstat.ci.ppi import PPIEngine
+    from mbstat.ci.models.ppi import PPIEngine
 
     rng = np.random.default_rng(0)
     n = 300
@@ -368,12 +370,12 @@ def test_vignette_quick(tmp_path, run_vignette):
 
 
 def test_auto_device_thresholds_of_the_model_tests(monkeypatch):
-    """device="auto" sends XGBoost to the GPU from mbstat.models.GPU_MIN_ROWS training rows
-    for the PPI test, but from mbstat.ci.loco.GPU_MIN_ROWS for LOCO and the CRT (measured on
+    """device="auto" sends XGBoost to the GPU from mbstat.ci.models.estimators.GPU_MIN_ROWS training rows
+    for the PPI test, but from mbstat.ci.models.loco.GPU_MIN_ROWS for LOCO and the CRT (measured on
     an H100: they gain less); shown here with the CUDA check faked to answer yes."""
-    import mbstat.models as models
-    from mbstat.ci import loco
-    from mbstat.ci.crt import CRTEngine
+    import mbstat.ci.models.estimators as models
+    from mbstat.ci.models import loco
+    from mbstat.ci.models.crt import CRTEngine
 
     monkeypatch.setattr(models, "xgboost_cuda_available", lambda: True)
     monkeypatch.setattr(models, "_check_xgboost", lambda learner: None)

@@ -16,7 +16,8 @@ import pytest
 
 from mbstat.algorithms.iamb import inter_iamb
 from mbstat.algorithms.mbor import Superset, _mbor, mb_to_pc, mbor, pc_superset, sp_superset
-from mbstat.ci import CITester, DSeparationOracle
+from mbstat.ci.engine import CITester
+from mbstat.ci import DSeparationOracle
 from mbstat.datasets import load_network, sample_network
 from mbstat.results import MBResult
 from test_iamb import oracle_dags

@@ -14,8 +14,8 @@ from threadpoolctl import threadpool_limits
 
 from mbstat import ci_test
 from mbstat.bn.dag import d_separated
-from mbstat.ci import CITester
-from mbstat.ci.mixed import pair_logit_lr
+from mbstat.ci.engine import CITester
+from mbstat.ci.continuous.mixed import pair_logit_lr
 
 #: bnlearn's clgaussian.test network: A, B, C, F discrete; D, E, G, H continuous
 CG_PARENTS = {"A": (), "B": (), "C": (), "H": (), "D": ("A", "H"), "F": ("B", "C"),

@@ -11,7 +11,7 @@ from statsmodels.stats.proportion import proportion_confint
 import mbstat
 import mbstat.datasets
 from mbstat import as_dataset, ci_test, ci_test_batch
-from mbstat.ci import CITester
+from mbstat.ci.engine import CITester
 
 
 def blank(df, share=0.1, seed=0):

@@ -10,8 +10,8 @@ from threadpoolctl import threadpool_limits
 
 import mbstat
 from mbstat import ci_test, ci_test_batch
-from mbstat.ci import CITester
-from mbstat.ci.kernel import hbe_sf_logsf
+from mbstat.ci.engine import CITester
+from mbstat.ci.continuous.kernel import hbe_sf_logsf
 from mbstat.ci.registry import choose_test
 from mbstat.datasets import make_mixed_network
 
@@ -431,7 +431,7 @@ def test_auto_warns_when_a_many_level_integer_column_makes_mi_cg_singular():
 def test_permutation_batches_keep_the_ranks_of_the_callers_data(monkeypatch):
     # the permuted statistics replaced spearman's cached ranks by those of the last
     # permuted data set, so every later batch re-ranked all the columns of the data
-    import mbstat.ci.rank as rank
+    import mbstat.ci.continuous.rank as rank
 
     widths = []
     original = rank.ranked_dataset

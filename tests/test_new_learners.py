@@ -13,7 +13,7 @@ import mbstat
 from test_evidence import _check as check_evidence
 from mbstat.algorithms.learners import Run
 from mbstat.bn import random_dag
-from mbstat.ci import CITester
+from mbstat.ci.engine import CITester
 from mbstat.datasets import load_network, sample_network
 from test_hard_priors import _sizes
 

@@ -13,8 +13,8 @@ import pytest
 
 from mbstat.algorithms.ppfs import _aggregate, _vote, ppfs, search
 from mbstat.bn import BayesianNetwork, random_dag
-from mbstat.ci import CITester
-from mbstat.models import xgboost_cuda_available
+from mbstat.ci.engine import CITester
+from mbstat.ci.models.estimators import xgboost_cuda_available
 from mbstat.results.base import SelectionResult
 
 SMALL_XGB = {"n_estimators": 20, "max_depth": 3}
@@ -307,7 +307,7 @@ def test_auto_task_is_the_same_for_a_frame_and_its_float_array():
     (list(range(10)) * 3, "classification"),
 ])
 def test_infer_task_follows_scikit_learn(y, task):
-    from mbstat.models import infer_task
+    from mbstat.ci.models.estimators import infer_task
 
     assert infer_task(np.asarray(y, dtype=float)) == task
 

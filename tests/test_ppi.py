@@ -16,9 +16,10 @@ from scipy import stats
 
 import mbstat
 from mbstat import ci_test
-from mbstat.ci import CIResult, CITester
-from mbstat.ci.ppi import PPITest, ppi_test, wilcoxon_greater
-from mbstat.models import make_learner, xgboost_cuda_available
+from mbstat.ci.result import CIResult
+from mbstat.ci.engine import CITester
+from mbstat.ci.models.ppi import PPITest, ppi_test, wilcoxon_greater
+from mbstat.ci.models.estimators import make_learner, xgboost_cuda_available
 
 SMALL_XGB = {"n_estimators": 20, "max_depth": 3}
 
@@ -335,7 +336,7 @@ def test_early_stopping_keeps_the_rounds_xgboost_would(metric):
     eval_metric='auc' the lowest AUC was kept, i.e. one round)."""
     import xgboost as xgb
 
-    from mbstat.models import make_learner
+    from mbstat.ci.models.estimators import make_learner
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1500, 3)).astype(np.float32)

@@ -30,7 +30,7 @@ def test_ppfs_progress_bar(capsys):
 # --------------------------------------------------------------- Ctrl-C and the auto bar
 import pytest  # noqa: E402
 
-from mbstat.ci.base import CITester  # noqa: E402
+from mbstat.ci.engine import CITester  # noqa: E402
 
 INTERRUPTED = ["iamb", "inter_iamb", "mbor", "mb_to_pc", "mmpc", "mmmb", "hiton_pc", "hiton_mb",
                "fast_iamb", "iamb_fdr"]

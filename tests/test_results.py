@@ -262,7 +262,7 @@ def test_counts_of_one_are_singular(asia):
 
 
 def test_plural():
-    from mbstat.results.base import plural
+    from mbstat.ci.result import plural
 
     assert [plural(n, "candidate") for n in (0, 1, 2)] == ["0 candidates", "1 candidate",
                                                            "2 candidates"]
@@ -383,7 +383,7 @@ def test_tests_log_is_built_when_first_read(asia):
     ``empty_tests``); the result stays frozen, compares equal and pickles, built or not."""
     import pickle
 
-    from mbstat.ci import CITester
+    from mbstat.ci.engine import CITester
     from mbstat.results.base import empty_tests
 
     res, twin = (mbstat.iamb(asia, "dysp", test="x2") for _ in range(2))

@@ -1,5 +1,5 @@
 """Tests whose permuted strata are all 2 x 2 take the tail of their exact permutation law
-(:func:`mbstat.ci._kernels.two_by_two_tail`): enumerated (convolved) while it has few
+(:func:`mbstat.ci.tables._kernels.two_by_two_tail`): enumerated (convolved) while it has few
 values, else the Lugannani-Rice saddlepoint approximation. Checked against the exact tail
 convolved from scipy's hypergeometric laws (1-4 strata, one with a chi-square part: the
 dense strata), down to p = 1e-6 and in the far tail (log p where p underflows); the
@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 
 from mbstat import ci_test, ci_test_batch
-from mbstat.ci.base import EXACT, SEMIPARAMETRIC
-from mbstat.ci.counting import _kernels
+from mbstat.ci.result import EXACT, SEMIPARAMETRIC
+from mbstat.ci.tables.counting import _kernels
 
 K = _kernels()
 

@@ -308,7 +308,7 @@ def test_vignette_quick(run_vignette, tmp_path):
 
 
 def test_ctrl_c_stops_every_resample_and_keeps_those_done(monkeypatch):
-    from mbstat.ci.base import CITester
+    from mbstat.ci.engine import CITester
 
     module = importlib.import_module("mbstat.stability")
     data = sample_network("asia", 500, seed=1)

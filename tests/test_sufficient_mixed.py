@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-import mbstat.ci.mixed as mixed
-import mbstat.ci.regression as regression
+import mbstat.ci.continuous.mixed as mixed
+import mbstat.ci.continuous.regression as regression
 from mbstat import ci_test, ci_test_batch
-from mbstat.ci._design import stratum_moments
+from mbstat.ci.continuous._design import stratum_moments
 from mbstat.data import as_dataset
 
 from test_mi_cg_networks import sample_cg

@@ -1,4 +1,4 @@
-"""Partial-correlation tests from sufficient statistics (mbstat.ci.moments): the shared
+"""Partial-correlation tests from sufficient statistics (mbstat.ci.continuous.moments): the shared
 correlation matrix answers as the rows do (pivoted QR), as statsmodels' OLS residuals and
 scipy's pearsonr do, at any offset and scale; constant and linear columns give p = 1;
 na="pairwise" keeps test-wise deletion; Dask partitions merge R factors; the linear
@@ -13,8 +13,8 @@ from scipy import special, stats
 
 import mbstat
 from mbstat import as_dataset, ci_test, ci_test_batch
-from mbstat.ci import CITester
-from mbstat.ci.moments import column_moments
+from mbstat.ci.engine import CITester
+from mbstat.ci.continuous.moments import column_moments
 from mbstat.datasets import make_linear_gaussian
 
 
@@ -285,7 +285,7 @@ def test_p_values_equal_scipys_normal_tail_far_out():
     """The compiled table's log p-value is log 2 + scipy's log_ndtr(-|z|) (log1p(-erf)
     near p = 1, where that sum cancels), past the underflow of the p-value (|z| up to 10^3)
     too."""
-    from mbstat.ci.gaussian import fisher_table
+    from mbstat.ci.continuous.gaussian import fisher_table
 
     r = np.array([0.0, 1e-9, 0.3, -0.7, 0.99, 0.999999, -1.0 + 1e-15, 1.0])
     n = np.full(len(r), 2e4)
@@ -309,7 +309,7 @@ def test_a_full_store_starts_again_with_the_same_answers():
     """Wide data keep a bounded number of rows of the correlation matrix: when the store
     is full it starts again (a new one: readers of the old keep theirs; one query's rows
     always fit); answers equal the rows path."""
-    from mbstat.ci.moments import ColumnMoments, partial_from_rows, standardize
+    from mbstat.ci.continuous.moments import ColumnMoments, partial_from_rows, standardize
 
     values = _frame(300, 40, seed=9).to_numpy()
     cm = ColumnMoments(values)

@@ -1,12 +1,12 @@
-"""Permutation moments of G2 and X2 without permuting (mbstat.ci._table_moments)."""
+"""Permutation moments of G2 and X2 without permuting (mbstat.ci.tables._table_moments)."""
 import math
 
 import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from mbstat.ci._kernels import clogc_table
-from mbstat.ci._table_moments import _g2_moments, _x2_moments, table_moments
+from mbstat.ci.tables._kernels import clogc_table
+from mbstat.ci.tables._table_moments import _g2_moments, _x2_moments, table_moments
 
 
 def _f(n):

@@ -1,5 +1,5 @@
 """The permutation null of the contingency tests draws a 2 x 2 stratum's table as one
-hypergeometric cell (:func:`mbstat.ci._kernels._permute`), the law of permuting x within the
+hypergeometric cell (:func:`mbstat.ci.tables._kernels._permute`), the law of permuting x within the
 stratum with y fixed: checked here against scipy (the drawn cell's frequencies, a chi-square
 goodness of fit that rejects an off-by-one law), the Monte Carlo p-value against the exact
 permutation p-value enumerated with scipy (one stratum, two 2 x 2 strata, and a 2 x 2 beside
@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 from mbstat import ci_test, ci_test_batch
-from mbstat.ci import contingency
-from mbstat.ci.base import ASYMPTOTIC
-from mbstat.ci.counting import _kernels
+from mbstat.ci.tables import contingency
+from mbstat.ci.result import ASYMPTOTIC
+from mbstat.ci.tables.counting import _kernels
 
 
 def _gof_p(counts, pmf):

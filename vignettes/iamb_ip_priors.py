@@ -44,7 +44,7 @@ import pandas as pd
 from mbstat.algorithms.iamb import search
 from mbstat.algorithms.iamb_ip import mi_rule
 from mbstat.bn import blanket_scores
-from mbstat.ci import CITester
+from mbstat.ci.engine import CITester
 from mbstat.datasets import load_network, sample_network
 
 KINDS = ["2 TP", "TPTN", "TPFN", "TPFP"]

@@ -54,7 +54,7 @@ from statsmodels.stats.proportion import proportion_confint
 from threadpoolctl import threadpool_limits
 
 import mbstat
-from mbstat.ci import CITester
+from mbstat.ci.engine import CITester
 from mbstat.datasets import make_mixed_network
 
 ALPHA = 0.05

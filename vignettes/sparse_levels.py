@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
-from mbstat.ci import CITester
+from mbstat.ci.engine import CITester
 
 ALPHA = 0.05
 #: (label, registered test, its arguments)

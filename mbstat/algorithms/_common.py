@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_features
-from ..ci.base import CITester
+from ..ci.engine import CITester
 from ..ci.registry import UnknownTestArguments
 
 __all__ = ["prepare", "strongest"]

@@ -12,9 +12,9 @@ from .._progress import progress_bar
 from .._validation import check_int, check_n_jobs, check_number, check_seed
 from ..data import as_dataset
 from ..dependency import make_engine, prepare_dependency
-from ..models import check_classifier
+from ..ci.models.estimators import check_classifier
 from ..results.base import format_call
-from ..results.base import plural
+from ..ci.result import plural
 from ..results.fsdms import FSDMSResult, WFSDMSResult
 from .learners import Learner
 

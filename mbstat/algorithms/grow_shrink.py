@@ -23,7 +23,7 @@ from scipy import special
 
 from .._progress import progress_bar
 from .._validation import check_int, check_number, check_seed, drawn_seed
-from ..ci.base import _set_label
+from ..ci.result import _set_label
 from ..results import MBResult
 from ._common import strongest
 from ._selection import check_selection, entry_level

@@ -9,7 +9,7 @@ from scipy import stats
 
 from .._frozen import FrozenMapping
 from .._validation import check_choice, check_number
-from ..ci import chi2_logsf
+from ..ci.chi2 import chi2_logsf
 from ..results import MBResult
 from .iamb import run_search
 from .learners import Found, Learner, Run

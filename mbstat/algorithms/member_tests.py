@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..ci.base import CITester
+from ..ci.engine import CITester
 from ..results import MBResult, adjust_pvalues
 
 __all__ = ["member_tests"]

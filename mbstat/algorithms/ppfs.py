@@ -10,11 +10,11 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import (check_alpha, check_choice, check_features, check_int, check_number,
                            drawn_seed)
-from ..ci.base import CITester
-from ..ci.crt import CRT_FOLDS, CRTTest
-from ..ci.loco import LOCO_FOLDS, LOCOTest, check_folds
-from ..ci.ppi import (PPITest, check_ppi_args, encode_target, feature_positions,
-                      labels_as_classes)
+from ..ci.engine import CITester
+from ..ci.models.crt import CRT_FOLDS, CRTTest
+from ..ci.models.loco import LOCO_FOLDS, LOCOTest, check_folds
+from ..ci.models.ppi import (PPITest, check_ppi_args, encode_target, feature_positions,
+                             labels_as_classes)
 from ..data import Dataset, as_dataset
 from ..results import format_call, make_trace
 from ..results.ppfs import PPFSResult
@@ -62,7 +62,7 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         The tests' model (see :func:`mbstat.ppi_test`); the paper used "tree".
         "xgboost" is the CPU ``hist`` booster (a CUDA one for large data where
         a GPU answers); with ``test="loco"`` it stops early
-        (:data:`mbstat.ci.loco.LOCO_XGBOOST`).
+        (:data:`mbstat.ci.models.loco.LOCO_XGBOOST`).
     n_jobs : int, optional
         Fits running at once (-1: all CPUs). Default: all CPUs for "xgboost"
         (threads), 1 for other models (worker processes cost more than small
@@ -74,7 +74,7 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         printed by ``summary()``, so that any run can be replayed.
     test : {"crt", "loco", "ppi"}
         "crt" (default): the calibrated conditional randomization test
-        (:func:`mbstat.ci.crt.crt_test`): exact given the law of x given z, the
+        (:func:`mbstat.ci.models.crt.crt_test`): exact given the law of x given z, the
         most powerful of the three on ``vignettes/ppi_calibration.py`` (power 0.99
         against LOCO's 0.58 there; levels 0.028-0.040 on 1,000 nulls per scenario).
         Its cost here is below LOCO's (``benchmarks/ppfs.py``): the growth step (z
@@ -86,10 +86,10 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         predictions, and a tree model's draws are read from one prediction per interval
         between its split points on x; a test stops drawing once ten draws are as
         extreme as the data (Besag & Clifford 1991), or once its first draws make the
-        decision at ``alpha`` clear (:func:`mbstat.ci.crt.early_draws`). The CRT's folds
+        decision at ``alpha`` clear (:func:`mbstat.ci.models.crt.early_draws`). The CRT's folds
         run at once on ``n_jobs`` workers.
         "loco": the calibrated cross-fitted leave-covariate-out test
-        (:func:`mbstat.ci.loco.loco_test`), less power.
+        (:func:`mbstat.ci.models.loco.loco_test`), less power.
         "ppi": the paper's predictive permutation test (Algorithm 1), to
         reproduce the paper; its p-values are not calibrated (true nulls where
         x depends on z are rejected in 14-47% of data sets at alpha = 0.05,

@@ -365,7 +365,7 @@ def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
     ----------
     data, target, test
         As in :func:`mbstat.iamb` (``test="oracle"`` with a BayesianNetwork, or a
-        :class:`mbstat.ci.deterministic.DeterministicOracle` as the test).
+        :class:`mbstat.ci.oracles.deterministic.DeterministicOracle` as the test).
     alpha : float
         Significance level (MXM's ``threshold``).
     max_k : int or None

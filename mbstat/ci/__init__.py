@@ -6,16 +6,20 @@
 """
 from __future__ import annotations
 
-from .base import (CALIBRATIONS, FIELDS, CIBatch, CIResult, CITest, CITester, decide,
-                   empty_log, format_pvalue, results_table)
-from .contingency import ContingencyTest, PermutationTest, chi2_logsf
-from .exact import ExactOracle
-from .gaussian import FisherZ
-from .oracle import DSeparationOracle
-from .crt import CRTResult, CRTTest, crt_test
-from .loco import LOCOResult, LOCOTest, loco_test
-from .ppi import PPIResult, PPITest, ppi_test
+from ..data import used_columns
+from .chi2 import chi2_logsf
+from .continuous.gaussian import FisherZ
+from .engine import CITester
+from .log import empty_log
+from .models.crt import CRTResult, CRTTest, crt_test
+from .models.loco import LOCOResult, LOCOTest, loco_test
+from .models.ppi import PPIResult, PPITest, ppi_test
+from .oracles.dseparation import DSeparationOracle
+from .oracles.exact import ExactOracle
+from .protocol import CITest
 from .registry import TESTS, make_test, tests_table
+from .result import CALIBRATIONS, FIELDS, CIBatch, CIResult, decide, format_pvalue, results_table
+from .tables.contingency import ContingencyTest, PermutationTest
 
 __all__ = [
     "CALIBRATIONS", "CIBatch", "CIResult", "CITest", "CITester", "ContingencyTest",
@@ -64,7 +68,7 @@ def ci_test(data, x, y, z=(), test="auto", *, alpha=0.05, backend=None, discreti
         ``result.calibration`` says how the p-value was obtained ("asymptotic",
         "semiparametric", "permutation", "exact", "skipped" or "oracle").
     """
-    data, (x, y, z) = _used_columns(data, (x, y, z), na, discretize)
+    data, (x, y, z) = used_columns(data, (x, y, z), na, discretize)
     tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize,
                       na=na, **test_args)
     return tester.test(x, y, z)
@@ -79,61 +83,10 @@ def ci_test_batch(data, xs, y, z=(), test="auto", *, alpha=0.05, backend=None,
     xs = list(xs)
     if not xs:
         raise ValueError("xs must name at least one candidate variable")
-    data, (xs, y, z) = _used_columns(data, (xs, y, z), na, discretize, batch=True)
+    data, (xs, y, z) = used_columns(data, (xs, y, z), na, discretize, batch=True)
     tester = CITester(data, test, alpha=alpha, backend=backend, discretize=discretize,
                       na=na, **test_args)
     return tester.test_many(xs, y, z)
-
-
-def _used_columns(data, query, na, discretize, batch=False):
-    """A DataFrame encoded only in the columns that the query (x or xs, y, z) names, and
-    the query by name: a test encodes only its own columns (a column's encoding does not depend on
-    the others). Anything else, and a query the checks must word (unknown names, odd
-    types, labels that repeat as text), and ``na="drop"`` (which drops the rows incomplete
-    in any column of the data), is returned as it came."""
-    import numbers
-
-    import pandas as pd
-
-    if not isinstance(data, pd.DataFrame) or na == "drop" or data.shape[1] < 2:
-        return data, query
-    labels = data.columns
-    if not labels.is_unique:
-        return data, query
-    names = list(map(str, labels.tolist()))
-    index = {name: j for j, name in enumerate(names)}
-    if len(index) != len(names):
-        return data, query
-    used = {}
-
-    def name_of(v):
-        if isinstance(v, str):
-            j = index[v]
-        elif isinstance(v, numbers.Integral) and not isinstance(v, bool) and 0 <= v < len(names):
-            j = int(v)
-        else:
-            raise KeyError(v)
-        used.setdefault(j, None)
-        return names[j]
-
-    def many(vs):
-        if vs is None or isinstance(vs, (str, numbers.Integral)):
-            return vs if vs is None else name_of(vs)
-        return [name_of(v) for v in vs]
-
-    x, y, z = query
-    try:
-        x = [many(xk) for xk in x] if batch else many(x)
-        y = name_of(y)
-        z = many(z)
-    except (KeyError, TypeError):
-        return data, query
-    if len(used) == len(names):
-        return data, (x, y, z)
-    from ..data import as_dataset
-
-    # in the frame's order: tests sort z by position, so sums run in the same order
-    return as_dataset(data, na=na, discretize=discretize, columns=sorted(used)), (x, y, z)
 
 
 def cond_mutual_info(data, x, y, z=(), *, backend=None) -> float:

@@ -5,18 +5,20 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .. import _validation as v
-from .base import CITest
-from .contingency import ContingencyTest
-from .exact import ExactOracle
-from .gaussian import FisherZ
-from .kernel import RCoT
-from .mixed import ConditionalGaussian
-from .oracle import DSeparationOracle
-from .regression import RegressionLR
-from .crt import CRTTest
-from .loco import LOCOTest
-from .ppi import PPITest
-from .rank import NormalScores, Spearman
+from ..bn import BayesianNetwork
+from ..data import Dataset
+from .continuous.gaussian import FisherZ
+from .continuous.kernel import RCoT
+from .continuous.mixed import ConditionalGaussian
+from .continuous.rank import NormalScores, Spearman
+from .continuous.regression import RegressionLR
+from .models.crt import CRTTest
+from .models.loco import LOCOTest
+from .models.ppi import PPITest
+from .oracles.dseparation import DSeparationOracle
+from .oracles.exact import ExactOracle
+from .protocol import CITest
+from .tables.contingency import ContingencyTest
 
 __all__ = ["TESTS", "choose_test", "make_test", "rare_levels_warning", "tests_table"]
 
@@ -235,8 +237,6 @@ def make_test(test, data=None, **args) -> CITest:
         return test
     v.check_choice("test", test, TESTS)
     if test == "auto":
-        from ..data import Dataset
-
         if not isinstance(data, Dataset):
             raise ValueError("test 'auto' is chosen from a Dataset's kinds (CITester does "
                              "this); pass a test name with this data")
@@ -246,15 +246,11 @@ def make_test(test, data=None, **args) -> CITest:
     if unknown:
         raise UnknownTestArguments(test, unknown, spec.accepts)
     if test == "oracle" and "dag" not in args:
-        from ..bn import BayesianNetwork
-
         if not isinstance(data, BayesianNetwork):
             raise ValueError("test 'oracle' needs dag= (a BayesianNetwork or node -> parents "
                              "mapping)")
         args = {"dag": data}
     if test == "exact" and "table" not in args:
-        from ..bn import BayesianNetwork
-
         if isinstance(data, ExactOracle) and not args:
             return data
         if isinstance(data, BayesianNetwork):

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._frozen import FrozenMapping, fields_equal, values_equal
-from ..ci.base import format_pvalue, plural
+from ..ci.result import format_pvalue, plural
 
 __all__ = ["SelectionResult", "MBResult", "Summary", "format_call", "stars", "plural",
            "bh_adjust", "adjust_pvalues", "empty_tests", "make_trace"]

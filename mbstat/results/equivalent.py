@@ -9,8 +9,9 @@ from itertools import islice, product
 import numpy as np
 import pandas as pd
 
-from ..ci.base import format_pvalue
-from .base import MBResult, Summary, plural
+from ..ci.result import format_pvalue
+from .base import MBResult, Summary
+from ..ci.result import plural
 
 __all__ = ["EquivalentResult", "EQUIVALENCE_COLUMNS", "DETERMINISM_COLUMNS",
            "BOUNDARY_TEST_COLUMNS", "generate_boundaries", "count_boundaries"]

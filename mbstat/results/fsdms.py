@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .base import SelectionResult, Summary, plural
+from .base import SelectionResult, Summary
+from ..ci.result import plural
 
 __all__ = ["FSDMSResult", "WFSDMSResult"]
 

@@ -1,5 +1,5 @@
 """Results of PPFS (Hassan et al.): frozen, printable, plottable (the PPI test's result,
-:class:`~mbstat.ci.ppi.PPIResult`, lives with the test and is importable here too)."""
+:class:`~mbstat.ci.models.ppi.PPIResult`, lives with the test and is importable here too)."""
 from __future__ import annotations
 
 import math
@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..ci.base import format_pvalue
-from ..ci.ppi import UNCALIBRATED, PPIResult  # noqa: F401 (PPIResult: importable here too)
-from .base import SIGNIF_LEGEND, SelectionResult, Summary, bh_adjust, plural, stars
+from ..ci.result import format_pvalue
+from ..ci.models.ppi import UNCALIBRATED, PPIResult
+from .base import SIGNIF_LEGEND, SelectionResult, Summary, bh_adjust, stars
+from ..ci.result import plural
 
 __all__ = ["PPIResult", "PPFSResult"]
 

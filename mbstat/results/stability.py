@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._frozen import FrozenMapping, fields_equal
-from ..ci.base import plural
+from ..ci.result import plural
 from .base import MBResult, SelectionResult, Summary
 
 __all__ = ["StabilityResult", "ArcStrengths", "ByTarget", "wilson_interval", "resample_rows", "mb_threshold",

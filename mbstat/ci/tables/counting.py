@@ -12,7 +12,7 @@ Which path counts the tables X_i x Y | Z of a batch:
   :func:`masked_statistics`, the rows complete for each test's own columns;
 * a data set in partitions on a Dask cluster (:class:`~mbstat.data.PartitionedDataset`):
   :func:`partitioned_statistics`, each partition's tables counted by the same compiled
-  kernel (:func:`~mbstat.ci._kernels.count_tables`) over declared strata, summed, then
+  kernel (:func:`~mbstat.ci.tables._kernels.count_tables`) over declared strata, summed, then
   scored as in memory;
 * tables with more cells than the rows fill densely: mixed-radix codes
   ``((z * |X| + x) * |Y| + y)`` in int64, offset by ``candidate * cells``, through
@@ -23,10 +23,10 @@ Nothing here loops over rows or strata in Python.
 from __future__ import annotations
 
 import math
+import zlib
+from typing import NamedTuple
 
 import numpy as np
-
-from typing import NamedTuple
 
 __all__ = ["Strata", "by_size", "cell_base", "column_statistics", "joint_code", "make_strata",
            "masked_statistics", "merge_moments", "partitioned_calibration",
@@ -38,6 +38,12 @@ __all__ = ["Strata", "by_size", "cell_base", "column_statistics", "joint_code", 
 _CODE_LIMIT = 2**40
 #: Dense counting while cells per table <= this many times the rows.
 _DENSE_FACTOR = 4
+
+#: The semiparametric calibration permutes only the strata of fewer than this many rows per
+#: (non-empty) cell; the others follow the chi-square (df with Williams' correction, var
+#: 2 df) and are added to the permuted part: most rows of skewed data are in a few dense
+#: strata (ALARM: 90% of the rows of the tests IAMB calibrates at 20,000 rows).
+DENSE_STRATUM = 20.0
 
 
 _KERNELS = None
@@ -313,7 +319,7 @@ def permutation_null(xcode, ycode, zcode, B: int, seed: int, dense_min: float = 
                      tail=None):
     """The null distribution of G2 and X2 of the table X x Y | Z under permutations of x
     within the strata of z (margins fixed), from the compiled
-    :func:`~mbstat.ci._kernels.permutation_statistics` (O(rows) a permutation, whatever
+    :func:`~mbstat.ci.tables._kernels.permutation_statistics` (O(rows) a permutation, whatever
     the number of declared cells; O(log rows) for a 2 x 2 stratum, drawn as one
     hypergeometric cell).
 
@@ -325,7 +331,7 @@ def permutation_null(xcode, ycode, zcode, B: int, seed: int, dense_min: float = 
     statistics. ``tail_p`` is (log p-value, calibration code) of the statistic ``tail`` =
     (s, column (0 G2, 1 X2), null mean and variance of strata not among the rows) where
     ``dense_min`` > 0 and every permuted stratum is 2 x 2 (enumerated or saddlepoint,
-    :func:`~mbstat.ci._kernels.two_by_two_tail`), else NaN.
+    :func:`~mbstat.ci.tables._kernels.two_by_two_tail`), else NaN.
 
     ``xcode``, ``ycode``, ``zcode`` are int codes (n,) on the host; ``seed`` (a uint64)
     seeds the permutations.
@@ -387,6 +393,32 @@ def first_rows(codes, cards, columns, miss=None, rows_first=True):
     return out
 
 
+def relabelled(column, relabel):
+    """``column``'s codes through the map ``relabel`` (None: as they are), read-only."""
+    if relabel is None:
+        return column
+    out = relabel.astype(column.dtype)[column]
+    out.flags.writeable = False
+    return out
+
+
+class _ColumnKeys(dict):
+    """Per column, a sort key and seed word from its content alone (CRC-32 of its canonical
+    codes, :class:`_Canonical`, then its position), so that permutations depend neither
+    on where a variable stands among the columns, nor on its name, nor on the names or
+    order of its levels; with ``kept``, of those rows only (a test's complete rows under
+    test-wise deletion)."""
+
+    def __init__(self, canon):
+        super().__init__()
+        self.canon = canon
+
+    def __missing__(self, j):
+        column = self.canon.column(j)
+        self[j] = (zlib.crc32(np.ascontiguousarray(column).tobytes()), j)
+        return self[j]
+
+
 def relabelling(first, n_rows: int):
     """The map (levels,) from a column's codes to its canonical codes, levels numbered in
     the order of their first appearance (``first``, from :func:`first_rows`; levels never
@@ -430,7 +462,7 @@ def by_size(xs):
 def masked_statistics(dataset, xs, yi: int, z: tuple):
     """Statistics (k, 4) and rows used (k,) of the tables X_i x Y | Z, each over the rows
     complete for its own columns X_i, Y and Z (test-wise deletion, ``na="pairwise"``):
-    the compiled :func:`~mbstat.ci._kernels.masked_statistics` (one pass over the rows a
+    the compiled :func:`~mbstat.ci.tables._kernels.masked_statistics` (one pass over the rows a
     candidate, split across threads where that pays), or, for tables with more cells than
     the rows fill densely, :func:`table_statistics` over each test's complete rows."""
     kernels = _kernels()
@@ -479,14 +511,14 @@ PARTITION_DENSE_CELLS = 1 << 22
 
 def _declared_base(codes, miss, cards, yi, z, rxm, ry):
     """:func:`cell_base` over the declared strata (mixed radix, first z slowest): the same
-    strata in every partition (compiled: :func:`~mbstat.ci._kernels.declared_base`)."""
+    strata in every partition (compiled: :func:`~mbstat.ci.tables._kernels.declared_base`)."""
     return _kernels().declared_base(codes, miss, cards, int(yi),
                                     np.asarray(z, dtype=np.int64).reshape(-1), rxm, ry)
 
 
 def _partition_cells(part, subsets, cards, yi, z, rxm, ry, dense):
     """One partition's share of a batch: its tables (k, cells) counted by the compiled
-    :func:`~mbstat.ci._kernels.count_tables` (``dense``), or per candidate the keys and
+    :func:`~mbstat.ci.tables._kernels.count_tables` (``dense``), or per candidate the keys and
     counts of its observed cells."""
     codes = part["codes"]
     miss = _no_missing() if part["missing"] is None else part["missing"]
@@ -529,7 +561,7 @@ def partitioned_statistics(ds, xs, yi: int, z: tuple):
     """Statistics (k, 4), rows used (k,) and |X| (k,) of the tables X_i x Y | Z of a data set
     in partitions: each partition counts its rows (complete for the test's columns) with
     the compiled kernel, the tables are summed and scored by the same
-    :func:`~mbstat.ci._kernels._score` as in memory: the same numbers."""
+    :func:`~mbstat.ci.tables._kernels._score` as in memory: the same numbers."""
     kernels = _kernels()
     cards = ds.cardinalities
     ry = int(cards[yi])
@@ -567,10 +599,6 @@ def _crc_fold(part, carried, columns, complete, maps):
     """CRC-32 of each column's canonical codes (relabelled by ``maps``) carried over the
     partitions in order (``zlib.crc32`` of the whole column, as in memory), over the rows
     complete for ``complete``."""
-    import zlib
-
-    from .contingency import relabelled
-
     codes = part["codes"]
     miss = part["missing"]
     rows = slice(None)
@@ -614,14 +642,12 @@ def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
 
     The permutations need rows, but only those of the strata that are permuted: a stratum
     with one x or one y level adds nothing, and (semiparametric) a stratum with at least
-    :data:`~mbstat.ci.contingency.DENSE_STRATUM` rows per cell adds the chi-square's
+    :data:`~mbstat.ci.tables.contingency.DENSE_STRATUM` rows per cell adds the chi-square's
     moments, which its margins give. So each test counts its observed cells (one pass),
     adds the moments of its dense strata from them, gathers the rows of its other strata
     (in row order, as in memory) and permutes those as the in-memory kernel does, seeded
     from the columns' contents (CRC-32 carried across the partitions in order), all on the
     columns' canonical codes (levels by first appearance, as in memory)."""
-    from .contingency import DENSE_STRATUM, _ColumnKeys, relabelled
-
     cards = ds.cardinalities
     ry = int(cards[yi])
     exact = test.calibration == "permutation"

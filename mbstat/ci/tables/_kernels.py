@@ -7,18 +7,17 @@ in :mod:`.counting` computes the same numbers for the tables neither kernel take
 """
 from __future__ import annotations
 
-import ctypes
 import math
 import os
 from functools import lru_cache
 
 import numpy as np
-from llvmlite import ir
 from numba import njit, types
-from numba.extending import get_cython_function_address, intrinsic
+from numba.extending import intrinsic
 
-from .._bitmaps import BIT_LEVELS, level_bits  # noqa: F401 (Dataset.level_bits; tests)
-from .._progress import interruptible
+from ..._bitmaps import BIT_LEVELS, level_bits  # noqa: F401 (Dataset.level_bits; tests)
+from ..._progress import interruptible
+from ..chi2 import _log_q, _sf_logsf
 from ._table_moments import table_moments
 
 
@@ -54,66 +53,7 @@ def mixed_radix(cols, cards):  # pragma: no cover - compiled
     return out
 
 
-def _cython_special_address(name: str) -> int:
-    """Address of scipy's C function ``name(df, x)`` (``scipy.special.cython_special``),
-    after checking its signature: the compiled p-values call the very functions behind
-    ``scipy.special.chdtrc`` and ``chdtr``, digit for digit."""
-    from scipy.special import cython_special
-
-    get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
-        ("PyCapsule_GetName", ctypes.pythonapi))  # a private prototype: no global state
-    signature = get_name(cython_special.__pyx_capi__[name]) or b""
-    if not signature.startswith(b"double (double, double"):
-        raise ImportError(f"scipy.special.cython_special.{name} has an unexpected signature "
-                          f"{signature.decode()!r}; mbstat needs double {name}(double, double)")
-    return get_cython_function_address("scipy.special.cython_special", name)
-
-
-#: Addresses of scipy's C ``chdtrc`` (upper tail) and ``chdtr`` (lower tail), passed to
-#: the compiled functions as one argument.
-CHI2 = (_cython_special_address("chdtrc"), _cython_special_address("chdtr"))
-
-
-@intrinsic
-def _call_special(typingctx, address, df, x):  # pragma: no cover - compiled
-    """Call the Cython C function ``double f(double, double, int)`` at ``address`` (an
-    argument, not a global, so that the callers stay cacheable)."""
-
-    def codegen(context, builder, signature, args):
-        double = ir.DoubleType()
-        fnty = ir.FunctionType(double, [double, double, ir.IntType(32)])
-        fn = builder.inttoptr(args[0], fnty.as_pointer())
-        return builder.call(fn, [args[1], args[2], ir.Constant(ir.IntType(32), 0)])
-
-    return types.float64(types.intp, types.float64, types.float64), codegen
-
-
-@njit(cache=True, nogil=True)
-def _sf_logsf(df, x, chi2):  # pragma: no cover - compiled
-    """The chi-square p-value and its log: log1p(-cdf) above 0.5 (exact near 1), log(p)
-    down to 1e-260, below that the continued fraction of Q(df/2, x/2) in log space
-    (finite where p underflows). ``chi2``: the addresses :data:`CHI2`."""
-    p = _call_special(chi2[0], df, x)
-    if p > 0.5:
-        return p, math.log1p(-_call_special(chi2[1], df, x))
-    if p >= 1e-260:
-        return p, math.log(p)
-    if p >= 0.0:
-        return p, _log_q(0.5 * df, 0.5 * x)
-    return p, p  # NaN
-
-
-@njit(cache=True, nogil=True)
-def chi2_sf_logsf(df, x, chi2):  # pragma: no cover - compiled
-    """p-values and their logs of the statistics ``x`` (1-D) with ``df`` degrees of freedom."""
-    p = np.empty(x.shape[0])
-    log_p = np.empty(x.shape[0])
-    for i in range(x.shape[0]):
-        p[i], log_p[i] = _sf_logsf(df[i], x[i], chi2)
-    return p, log_p
-
-
-#: Codes of the ``calibration`` column (positions in :data:`mbstat.ci.base.CALIBRATIONS`).
+#: Codes of the ``calibration`` column (positions in :data:`mbstat.ci.result.CALIBRATIONS`).
 ASYMPTOTIC = 0.0
 SEMIPARAMETRIC = 1.0
 EXACT = 3.0
@@ -172,39 +112,6 @@ def finish_tests(stats, rx, ry, rz_declared, rows, column, adjusted, min_per_cel
         out[i, 4] = mi
         out[i, 5] = code
     return out, flagged
-
-
-@njit(cache=True, nogil=True)
-def log_gammaincc(a, x, out):  # pragma: no cover - compiled
-    """out[i] = log Q(a[i], x[i]), the regularized upper incomplete gamma function, from its
-    continued fraction (modified Lentz); accurate for x > a + 1 however small Q is."""
-    for i in range(a.shape[0]):
-        out[i] = _log_q(a[i], x[i])
-
-
-@njit(cache=True, nogil=True)
-def _log_q(ai, xi):  # pragma: no cover - compiled
-    """log Q(ai, xi) by the modified Lentz continued fraction (xi > ai + 1)."""
-    tiny = 1e-300
-    b = xi + 1.0 - ai
-    c = 1.0 / tiny
-    d = 1.0 / b
-    h = d
-    for k in range(1, 301):
-        an = -k * (k - ai)
-        b += 2.0
-        d = an * d + b
-        if abs(d) < tiny:
-            d = tiny
-        c = b + an / c
-        if abs(c) < tiny:
-            c = tiny
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return -xi + ai * math.log(xi) - math.lgamma(ai) + math.log(h)
 
 
 @njit(cache=True, nogil=True)
@@ -1086,7 +993,7 @@ def saddlepoint_tail(s, val, prob, first, mean, var):  # pragma: no cover - comp
     """log P(S >= s) for S the sum of independent discrete variables (stratum i takes
     ``val[first[i]:first[i + 1]]`` with probabilities ``prob``) plus an independent
     part of null ``mean`` and variance ``var``, a scaled chi-square c chi2(k) with those
-    moments (as :func:`~mbstat.ci.contingency.semiparametric`; none where var is 0).
+    moments (as :func:`~mbstat.ci.tables.contingency.semiparametric`; none where var is 0).
 
     The Lugannani-Rice approximation (Daniels 1987; Butler 2007, eq. 1.21): with K the
     cumulant generating function of S and t the root of K'(t) = s (safeguarded Newton in a
@@ -1621,7 +1528,7 @@ def permutation_nulls(data, starts, tests, seeds, B, dense_min, tails):  # pragm
     column ``tests[t, 0]`` (x) within the strata ``tests[t, 2]`` against ``tests[t, 1]`` (y),
     seeded by ``seeds[t]``, its saddlepoint tail asked by ``tails[t]`` (see
     :func:`_table_null`). Returns the (k, B + 1, 2) statistics, the (k, 4) moments and the
-    (k, 2) tails (log p, code), test by test as :func:`~mbstat.ci.counting.permutation_null`."""
+    (k, 2) tails (log p, code), test by test as :func:`~mbstat.ci.tables.counting.permutation_null`."""
     k = tests.shape[0]
     out = np.zeros((k, B + 1, 2))
     moments = np.zeros((k, 4))

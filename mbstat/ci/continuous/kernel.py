@@ -23,9 +23,10 @@ import zlib
 
 import numpy as np
 
-from .. import _validation as v
-from .base import ASYMPTOTIC, NOTES, PERMUTATION, CITest, results_table
-from .contingency import chi2_sf_logsf
+from ... import _validation as v
+from ..chi2 import chi2_sf_logsf
+from ..protocol import CITest
+from ..result import ASYMPTOTIC, NOTES, PERMUTATION, results_table
 
 __all__ = ["RCoT", "hbe_sf_logsf"]
 

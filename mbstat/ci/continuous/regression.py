@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validation as v
+from ... import _validation as v
 from ._design import PermutableTest, chi2_table, column_values, dummies, is_discrete
+from .moments import WELL_POSED, column_moments
 
 __all__ = ["RegressionLR", "MODELS", "fit_logit"]
 
@@ -138,7 +139,7 @@ def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
     return ll, B, it
 
 
-#: The Gaussian branch from the data set's correlation matrix (:mod:`mbstat.ci.moments`,
+#: The Gaussian branch from the data set's correlation matrix (:mod:`mbstat.ci.continuous.moments`,
 #: computed once and shared) where x, y and z are continuous and the fit well posed; False
 #: reads the rows for every test (the former path, kept for comparison).
 USE_MOMENTS = True
@@ -150,8 +151,7 @@ def _gaussian_from_moments(ds, xs, y, z, n):
     rss1 / rss0 = 1 - s_xy' S_xx^-1 s_xy / s_yy, S the residual correlations of [y, x] given
     z (a Schur complement). None where a column is discrete or constant, the data keep
     missing cells, or a pivot of z or x, y's residual given z or given (z, x) is below
-    :data:`~mbstat.ci.moments.WELL_POSED` (the rows answer there, with the rank rules)."""
-    from .moments import WELL_POSED, column_moments
+    :data:`~mbstat.ci.continuous.moments.WELL_POSED` (the rows answer there, with the rank rules)."""
 
     xcols = sorted({j for xk in xs for j in xk})
     cols = [y, *z, *xcols]
@@ -207,7 +207,7 @@ class RegressionLR(PermutableTest):
         logistic for a discrete y of 2 levels and multinomial logistic above.
     calibration, B, seed
         The chi-square (default) or permutations
-        (:class:`~mbstat.ci._design.PermutableTest`).
+        (:class:`~mbstat.ci.continuous._design.PermutableTest`).
 
     Assumptions: the regression model of y given z is correctly specified (linear predictor
     in the continuous columns and the dummies; Gaussian errors of constant variance for a

@@ -6,15 +6,20 @@ of discrete variables) or over the columns of a candidate's block.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import threading
 import weakref
+import zlib
 from collections import OrderedDict
 
 import numpy as np
 
-from .. import _validation as v
-from .base import ASYMPTOTIC, NOTES, PERMUTATION, CITest, results_table
-from .contingency import chi2_sf_logsf
+from ... import _validation as v
+from ...data.dataset import column_values, is_discrete  # noqa: F401 (the family's helpers)
+from ..chi2 import chi2_sf_logsf
+from ..protocol import CITest
+from ..result import ASYMPTOTIC, NOTES, PERMUTATION, results_table
 
 __all__ = ["PermutableTest", "chi2_table", "column_values", "dummies", "grouped_residuals", "grouped_rss",
            "is_discrete", "strata", "MACHINE_TOL"]
@@ -22,18 +27,6 @@ __all__ = ["PermutableTest", "chi2_table", "column_values", "dummies", "grouped_
 #: bnlearn's MACHINE_TOL (sqrt of the double epsilon): a residual standard error below it
 #: makes a conditional Gaussian model singular.
 MACHINE_TOL = float(np.sqrt(np.finfo(np.float64).eps))
-
-
-def is_discrete(dataset, j: int) -> bool:
-    return dataset.kinds[j] != "continuous"
-
-
-def column_values(dataset, cols) -> np.ndarray:
-    """Float matrix (n, len(cols)) of continuous columns."""
-    cols = list(cols)
-    if not cols:
-        return np.empty((dataset.n_rows, 0))
-    return np.asarray(dataset.numeric()[:, cols], dtype=np.float64)
 
 
 def strata(dataset, cols) -> tuple:
@@ -263,12 +256,6 @@ def permutation_table(test, tester, xs, y, z, table, B: int, seed: int):
     Dataset per permutation); the generator is seeded by ``seed`` and the contents of y
     and z, so a candidate gets the same p-value in any batch and any order of the columns.
     """
-    import copy
-    import dataclasses
-    import zlib
-
-    from .base import PERMUTATION, CITester
-
     ds = tester.dataset
     cont = [ds.names[j] for j in z if not is_discrete(ds, j)]
     if cont:
@@ -306,7 +293,7 @@ def permutation_table(test, tester, xs, y, z, table, B: int, seed: int):
             values = np.array(sub.values, order="F")
             values[:, xpos] = sub.values[perm][:, xpos]
         permuted = dataclasses.replace(sub, codes=codes, values=values)
-        stat = worker.asymptotic(CITester(permuted, worker), xs_s, y_s, z_s)["statistic"]
+        stat = worker.asymptotic(tester.on(permuted, worker), xs_s, y_s, z_s)["statistic"]
         exceed += np.abs(stat) >= observed * (1 - 1e-9)
     p = (1.0 + exceed) / (B + 1.0)
     out = table.copy()

@@ -25,8 +25,9 @@ import weakref
 import numpy as np
 from scipy import special, stats
 
+from ...data import Dataset
+from ..result import as_matrix
 from ._design import PermutableTest
-from .base import as_matrix
 from .gaussian import FisherZ, fisher_rescale
 
 __all__ = ["FIELLER", "NormalScores", "Spearman"]
@@ -52,7 +53,6 @@ def ranked_dataset(dataset, normal_scores: bool = False):
     """The Dataset with every column replaced by the ranks of its numeric values, or by
     their van der Waerden scores Phi^-1(rank / (n + 1)) (all continuous); missing values
     (NaN) stay missing."""
-    from ..data import Dataset
 
     values = np.asarray(dataset.numeric(), dtype=np.float64)
     ranks = stats.rankdata(values, axis=0, nan_policy="omit") if np.isnan(values).any() \
@@ -77,10 +77,10 @@ class Spearman(PermutableTest):
     numeric levels are ranked by their values, ties averaged).
 
     ``calibration``, ``B`` and ``seed``: the normal approximation (default) or
-    permutations (:class:`~mbstat.ci._design.PermutableTest`; exact for an empty z).
+    permutations (:class:`~mbstat.ci.continuous._design.PermutableTest`; exact for an empty z).
 
     The ranks and their correlation matrix are computed once per data set and shared by
-    every test (:mod:`mbstat.ci.moments`): a test costs O(|z|^3) whatever n.
+    every test (:mod:`mbstat.ci.continuous.moments`): a test costs O(|z|^3) whatever n.
     """
 
     name = "spearman"

@@ -1,6 +1,6 @@
 """An oracle CI test that answers from an exact joint probability table.
 
-Where :class:`~mbstat.ci.oracle.DSeparationOracle` answers from a graph, this
+Where :class:`~mbstat.ci.oracles.dseparation.DSeparationOracle` answers from a graph, this
 oracle answers from a distribution: it computes the conditional mutual
 information ``I(X; Y | Z)`` exactly from the full joint table and declares
 dependence when it exceeds a tolerance. It needs no faithful graph, so it
@@ -13,8 +13,9 @@ import math
 
 import numpy as np
 
-from .._validation import check_number
-from .base import ORACLE, CITest, results_table
+from ..._validation import check_int, check_number
+from ..protocol import CITest
+from ..result import ORACLE, results_table
 
 __all__ = ["ExactOracle", "parity_table"]
 
@@ -168,7 +169,6 @@ def parity_table(n_inputs: int, n_distractors: int = 0, noise: float = 0.1, bit_
     -------
     ndarray of shape (2,) * (1 + n_inputs + n_distractors)
     """
-    from .._validation import check_int
 
     k = check_int("n_inputs", n_inputs, low=1)
     d = check_int("n_distractors", n_distractors, low=0)

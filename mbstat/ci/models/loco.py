@@ -65,19 +65,18 @@ from types import MappingProxyType
 import numpy as np
 from scipy import stats
 
-from .. import _validation as v
-from ..models import encode_features, make_learner, per_sample_loss
-from .base import (ASYMPTOTIC, CIBatch, Query, _set_label, as_matrix, format_pvalue,
-                   plural, results_table)
-from .ppi import (ModelResult, ModelTest, _rng, check_ppi_args, encode_target,
-                  resolve_query)
+from ... import _validation as v
+from ..result import (ASYMPTOTIC, CIBatch, Query, _set_label, as_matrix, format_pvalue, plural,
+                      results_table)
+from .estimators import encode_features, make_learner, per_sample_loss
+from .ppi import ModelResult, ModelTest, _rng, check_ppi_args, encode_target, resolve_query
 
 __all__ = ["LOCO_XGBOOST", "LOCOEngine", "LOCOResult", "LOCOTest", "loco_test", "t_greater"]
 
 METHOD = "Cross-fitted leave-covariate-out test"
 
 #: ``device="auto"`` trains the XGBoost fits of LOCO and the CRT on a GPU from this many
-#: training rows, more than the PPI test's :data:`mbstat.models.GPU_MIN_ROWS`: their
+#: training rows, more than the PPI test's :data:`mbstat.ci.models.estimators.GPU_MIN_ROWS`: their
 #: early-stopped fits and the CRT's predictions of the draws gain less from a GPU (one H100
 #: against its 16 CPU cores, ``benchmarks/gpu.py``: LOCO ran at 0.79x the CPU's speed at
 #: 80,000 training rows and 1.71x at 320,000; the CRT at 0.70x at 50,000 and 1.28x at 200,000).
@@ -304,7 +303,7 @@ def loco_test(data, x, target, z=(), model="xgboost", folds=LOCO_FOLDS, task="au
     the other parts given z and given x + z, and both predict the part. The
     p-value is the one-sided t-test that the mean per-row reduction of the
     held-out loss (log-loss or squared error) by adding x is greater than 0.
-    See :mod:`mbstat.ci.loco` for the reasons behind this design and its
+    See :mod:`mbstat.ci.models.loco` for the reasons behind this design and its
     assumption (under H0, adding x does not improve the model's held-out
     loss in expectation); the level is measured in
     ``vignettes/ppi_calibration.py``. Also ``ppi_test(..., test="loco")``
@@ -442,7 +441,7 @@ class LOCOResult(ModelResult):
 
     def plot(self, ax=None):
         """Histogram of the per-row loss reductions, with their mean. Returns the Axes."""
-        from ..plotting import new_axes
+        from ...plotting import new_axes
 
         ax = new_axes(ax, figsize=(5, 3.5))
         d = self.reduction

@@ -22,11 +22,13 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from .. import _validation as v
-from ..models import (TASKS, check_model, encode_features, infer_task, make_learner,
-                      per_sample_loss)
-from .base import (ASYMPTOTIC, EXACT, CIBatch, CIResult, CITest, Query, _p_text, _set_label,
-                   as_matrix, format_pvalue, plural, results_table)
+from ... import _validation as v
+from ...data import CONTINUOUS, as_dataset, used_columns
+from ..protocol import CITest
+from ..result import (ASYMPTOTIC, EXACT, CIBatch, CIResult, Query, _p_text, _set_label, as_matrix,
+                      format_pvalue, plural, results_table)
+from .estimators import (TASKS, check_model, encode_features, infer_task, make_learner,
+                         per_sample_loss)
 
 __all__ = ["ModelResult", "ModelTest", "PPIEngine", "PPIResult", "PPITest", "ppi_test",
            "wilcoxon_greater"]
@@ -81,14 +83,11 @@ def resolve_query(data, x, target, z, task: str, na: str, caller: str, categoric
     ``task="auto"`` reads as class labels re-encoded as classes. A DataFrame is encoded in
     the columns the test names only (x, target, z and ``categorical``), in the frame's
     order (as ``ci_test`` does): a test on a wide frame does not encode every column."""
-    from ..data import as_dataset
-    from . import _used_columns
-
     single = isinstance(z, (str, numbers.Integral)) or z is None
     z = [] if z is None else [z] if single else list(z)
     extra = [] if categorical is None else [categorical] if isinstance(
         categorical, (str, numbers.Integral)) else list(categorical)
-    data, (x, target, named) = _used_columns(data, (x, target, [*z, *extra]), na, None)
+    data, (x, target, named) = used_columns(data, (x, target, [*z, *extra]), na, None)
     z, categorical = named[:len(z)], (named[len(z):] if extra else None)
     ds = as_dataset(data, na=na)
     ds.require_complete(caller)
@@ -114,9 +113,8 @@ def _rng(seed) -> np.random.Generator:
 
 def labels_as_classes(dataset, t: int):
     """The data with a float target re-encoded as classes where ``task="auto"`` reads it as
-    class labels (:func:`mbstat.models.infer_task`, scikit-learn's rule), so that a frame
+    class labels (:func:`mbstat.ci.models.estimators.infer_task`, scikit-learn's rule), so that a frame
     and its ``to_numpy()`` give the same task."""
-    from ..data import CONTINUOUS, as_dataset
 
     if dataset.kinds[t] != CONTINUOUS or infer_task(dataset.values[:, t]) != "classification":
         return dataset
@@ -437,9 +435,9 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=None, test_size=0.2, task
 
     ``test="ppi"`` (default) is the paper's test, whose p-values are **not
     calibrated** (below); for inference use ``test="crt"``, the calibrated
-    holdout conditional randomization test (:func:`mbstat.ci.crt.crt_test`), or
+    holdout conditional randomization test (:func:`mbstat.ci.models.crt.crt_test`), or
     ``test="loco"``, the cross-fitted leave-covariate-out test
-    (:func:`mbstat.ci.loco.loco_test`); both then take ``folds`` and ignore
+    (:func:`mbstat.ci.models.loco.loco_test`); both then take ``folds`` and ignore
     ``test_size``; the CRT takes ``B`` as its draws of x per part (LOCO refuses it).
 
     For each of B random train/test splits, fit ``model`` on [x, z] -> target
@@ -461,7 +459,7 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=None, test_size=0.2, task
         Conditioning set (empty: marginal test).
     model : {"xgboost", "tree"} or estimator
         "xgboost" (default; CUDA when a GPU answers and the training parts have
-        at least :data:`mbstat.models.GPU_MIN_ROWS` rows, CPU ``hist`` otherwise),
+        at least :data:`mbstat.ci.models.estimators.GPU_MIN_ROWS` rows, CPU ``hist`` otherwise),
         "tree" (scikit-learn's fully grown CART, the paper's model) or any
         scikit-learn-compatible estimator (cloned for every fit, never
         mutated; classification needs ``predict_proba``).
@@ -483,7 +481,7 @@ def ppi_test(data, x, target, z=(), model="xgboost", B=None, test_size=0.2, task
         Fits running at once (-1: all CPUs).
     parallel : {"auto", "threads", "processes"}
     model_params : dict, optional
-        Overrides of the XGBoost settings (:data:`mbstat.models.XGBOOST_DEFAULTS`,
+        Overrides of the XGBoost settings (:data:`mbstat.ci.models.estimators.XGBOOST_DEFAULTS`,
         e.g. ``{"n_estimators": 100, "max_depth": 6}``) or of the tree's.
     categorical : list of names, optional
         Feature columns the model treats as categories. The rule otherwise:
@@ -764,7 +762,7 @@ class PPIResult(ModelResult):
         Points above the diagonal are splits where permuting x hurt the
         model. Returns the matplotlib Axes.
         """
-        from ..plotting import new_axes
+        from ...plotting import new_axes
 
         ax = new_axes(ax, figsize=(4.5, 4.5))
         r, rp = self.risk, self.risk_permuted

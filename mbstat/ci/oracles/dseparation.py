@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import ORACLE, CITest, results_table
+from ...bn import BayesianNetwork, DSeparator
+from ..protocol import CITest
+from ..result import ORACLE, results_table
 
 __all__ = ["DSeparationOracle"]
 
@@ -27,8 +29,6 @@ class DSeparationOracle(CITest):
     unknown_message = "the oracle's DAG has no nodes"
 
     def __init__(self, dag):
-        from ..bn import BayesianNetwork
-
         if isinstance(dag, BayesianNetwork):
             parents = dict(dag.parents)
         elif hasattr(dag, "items"):
@@ -40,8 +40,6 @@ class DSeparationOracle(CITest):
         self._sep = dag._dsep if isinstance(dag, BayesianNetwork) else None
 
     def batch(self, tester, xs, y, z):
-        from ..bn import DSeparator
-
         if self._sep is None:
             self._sep = DSeparator(self.parents)
         names = tester.dataset.names

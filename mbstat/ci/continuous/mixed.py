@@ -67,10 +67,11 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._design import (MACHINE_TOL, PermutableTest, chi2_table, column_values, combine,
-                      group_sums, grouped_residuals, grouped_rss, is_discrete, strata,
-                      stratum_moments)
-from .base import ASYMPTOTIC
+from ..chi2 import chi2_sf_logsf
+from ..result import ASYMPTOTIC
+from ._design import (MACHINE_TOL, PermutableTest, chi2_table, column_values, combine, group_sums,
+                      grouped_residuals, grouped_rss, is_discrete, strata, stratum_moments)
+from .regression import fit_logit
 
 __all__ = ["ConditionalGaussian", "cg_loglik", "pair_logit_lr", "CORRECTIONS"]
 
@@ -86,7 +87,7 @@ _NOTES = {"moments": "Gaussian fits: p-value of the scaled chi-square a chi2_df 
                       "mean the statistic's exact null mean given the design (Bartlett)"}
 
 
-#: Fits from per-stratum moments (:class:`~mbstat.ci._design.StratumMoments`, computed once
+#: Fits from per-stratum moments (:class:`~mbstat.ci.continuous._design.StratumMoments`, computed once
 #: per data set and strata) where they are well posed; False reads the rows for every test
 #: (the former path, kept for comparison).
 USE_MOMENTS = True
@@ -162,7 +163,6 @@ def _quadratic_basis(Zc) -> np.ndarray:
 def _multinomial_loglik(F, codes) -> float:
     """Maximized log-likelihood of the multinomial logit of ``codes`` on the design F
     (classes that do not occur dropped: their fitted probability is 0)."""
-    from .regression import fit_logit
 
     observed = np.unique(codes)
     if len(observed) < 2:
@@ -208,7 +208,7 @@ class ConditionalGaussian(PermutableTest):
         on bnlearn's df (module docstring).
     calibration, B, seed
         The chi-square (default) or permutations
-        (:class:`~mbstat.ci._design.PermutableTest`).
+        (:class:`~mbstat.ci.continuous._design.PermutableTest`).
     """
 
     name = "mi-cg"
@@ -313,16 +313,26 @@ class ConditionalGaussian(PermutableTest):
                         x = cols[i]
                         stat[i] = pair_logit_lr(ds.codes[:, x], ds.level_counts[x], cy, ky,
                                                 *zd_strata(), Zc)
-                else:
-                    from .contingency import ContingencyTest
-
-                    g2 = ContingencyTest("g2", "bnlearn", calibration="asymptotic").batch(
-                        tester, [xs[i] for i in disc_pos], y, tuple(zd))
-                    stat[disc_pos] = g2["statistic"]
+                else:  # all discrete: the G2 statistic within the strata of zd
+                    g, G = zd_strata()
+                    cy = ds.codes[:, y]
+                    for i in disc_pos:
+                        x = cols[i]
+                        stat[i] = g2_within(ds.codes[:, x], ds.level_counts[x], cy, ky, g, G)
         table = chi2_table(stat, df, n)
         if self.correction is not None:
             table = _bartlett(table, stat, moments, added, self.correction)
         return table
+
+
+def g2_within(cx, kx: int, cy, ky: int, g, G: int) -> float:
+    """G2 = 2 sum n_xyz log(n_xyz n_z / (n_xz n_yz)) of x against y within the strata g."""
+    code = (np.asarray(g, dtype=np.int64) * kx + cx) * ky + cy
+    n = np.bincount(code, minlength=G * kx * ky).reshape(G, kx, ky).astype(np.float64)
+    expected = n.sum(axis=2, keepdims=True) * n.sum(axis=1, keepdims=True)
+    seen = n > 0
+    ratio = n[seen] * np.broadcast_to(n.sum(axis=(1, 2), keepdims=True), n.shape)[seen]
+    return float(2.0 * np.sum(n[seen] * np.log(ratio / expected[seen])))
 
 
 def _continuous_pair_moments(counts, p: int, flat):
@@ -348,7 +358,6 @@ def _bartlett(table, stat, moments, added, correction):
     chi-square on ``added`` df (the parameters the alternative adds in the observed strata)
     at stat * added / mean; ``"moments"``, the scaled chi-square a chi2_f with the null mean
     and variance (a = var / (2 mean), f = 2 mean^2 / var; Satterthwaite 1946)."""
-    from .contingency import chi2_sf_logsf
 
     mean, var = moments[:, 0], moments[:, 1]
     use = np.isfinite(mean) & (mean > 0) & (added > 0) & (stat > 0) & (var > 0)

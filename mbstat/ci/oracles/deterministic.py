@@ -15,8 +15,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .base import ORACLE, results_table
-from .oracle import DSeparationOracle
+from ...bn import DSeparator
+from ..result import ORACLE, results_table
+from .dseparation import DSeparationOracle
 
 __all__ = ["DeterministicOracle"]
 
@@ -82,8 +83,6 @@ class DeterministicOracle(DSeparationOracle):
         return frozenset(cl)
 
     def batch(self, tester, xs, y, z):
-        from ..bn import DSeparator
-
         if self._sep is None:
             self._sep = DSeparator(self.parents)
         names = tester.dataset.names

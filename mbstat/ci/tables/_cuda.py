@@ -115,7 +115,7 @@ def _module(code_dtype, z_dtype):
 def subset_statistics(codes, subsets, cards, y, zcols, zcards, rxm, ry):
     """Statistics of the tables X_i x y | z, X_i the joint variable of columns ``subsets[i]``.
 
-    Same arguments and result as :func:`mbstat.ci._kernels.subset_statistics`
+    Same arguments and result as :func:`mbstat.ci.tables._kernels.subset_statistics`
     (``codes``, ``y`` and ``zcols`` are CuPy arrays): a host array (k, 4) of
     G2, X2, adjusted df and observed cells. Cell codes are formed in the kernel
     (z, then x, then y in mixed radix), so a batch costs five launches.

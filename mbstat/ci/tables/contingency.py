@@ -26,7 +26,7 @@ The p-value of a test comes from one of three calibrations, recorded in its resu
   matches two moments but not the skewness of a sum of few discrete laws (liberal in the
   far tail: 137 rejections at 1e-3 among 100,000 sparse nulls, 100 expected), but the tail
   of the exact law of the sum, the dense strata's part a scaled chi-square with their
-  moments (:func:`~mbstat.ci._kernels.two_by_two_tail`): enumerated while the law has at
+  moments (:func:`~mbstat.ci.tables._kernels.two_by_two_tail`): enumerated while the law has at
   most 4,096 values (calibration **exact** where no stratum is dense: the permutation
   p-value itself), else the Lugannani-Rice saddlepoint approximation (Daniels 1987;
   within a few % of the exact tail down to 1e-6), the scaled chi-square kept only near
@@ -39,7 +39,7 @@ trusted and the semiparametric one elsewhere (:data:`TRUST_MIN_PER_CELL`,
 :data:`TRUST_MAX_BIAS`); ``g2-adf`` and ``x2-adf`` stay asymptotic and, as bnlearn's
 ``mi-adf`` and ``x2-adf``, skip tests with fewer than 5 rows per cell (independence
 assumed). Permutations run in one compiled kernel
-(:func:`~mbstat.ci.counting.permutation_null`), seeded by the contents of the test's
+(:func:`~mbstat.ci.tables.counting.permutation_null`), seeded by the contents of the test's
 columns: the same data and test give the same p-value, whatever the order of the tests,
 the order of the columns or their names.
 """
@@ -47,14 +47,17 @@ from __future__ import annotations
 
 import math
 import weakref
-import zlib
 
 import numpy as np
 
-from .. import _validation as v
-from .base import EXACT, NOTES, PERMUTATION, SEMIPARAMETRIC, SKIPPED, CITest, table_dtype
-from .counting import (_kernels, by_size, column_statistics, first_rows, joint_code,
-                       masked_statistics, permutation_null, relabelling, subset_statistics)
+from ... import _validation as v
+from ..chi2 import CHI2, chi2_logsf, chi2_sf_logsf
+from ..protocol import CITest
+from ..result import EXACT, NOTES, PERMUTATION, SEMIPARAMETRIC, SKIPPED, table_dtype
+from .counting import (DENSE_STRATUM, _ColumnKeys, _kernels, by_size, column_statistics, first_rows,
+                       joint_code, masked_statistics, partitioned_calibration,
+                       partitioned_statistics, permutation_null, relabelled, relabelling,
+                       subset_statistics)
 
 __all__ = ["CALIBRATION_CHOICES", "ContingencyTest", "PermutationTest", "TRUST_MAX_BIAS",
            "TRUST_MIN_PER_CELL", "chi2_logsf", "chi2_sf_logsf", "semiparametric"]
@@ -74,48 +77,14 @@ TRUST_MAX_BIAS = 0.1
 #: the Monte Carlo one.
 B_SEMIPARAMETRIC = 100
 B_PERMUTATION = 5000
-#: The semiparametric calibration permutes only the strata of fewer than this many rows per
-#: (non-empty) cell; the others follow the chi-square (df with Williams' correction, var
-#: 2 df) and are added to the permuted part: most rows of skewed data are in a few dense
-#: strata (ALARM: 90% of the rows of the tests IAMB calibrates at 20,000 rows).
-DENSE_STRATUM = 20.0
 #: Tests whose permuted strata are all 2 x 2 take the saddlepoint tail of their exact
-#: permutation law (:func:`~mbstat.ci._kernels.saddlepoint_tail`) instead of the scaled
+#: permutation law (:func:`~mbstat.ci.tables._kernels.saddlepoint_tail`) instead of the scaled
 #: chi-square (``match="mean+variance"``).
 SADDLEPOINT = True
 #: What the semiparametric chi-square is fitted to (``match``).
 MATCH_CHOICES = ("mean+variance", "mean")
 _TABLE = table_dtype()
 _TABLE_N = table_dtype(("n",))
-
-
-def chi2_logsf(x, df):
-    """Natural log of the chi-square survival function, accurate in the far tail.
-
-    ``scipy.stats.chi2.logsf`` is ``log(sf)`` and returns -inf once the
-    p-value underflows (around x = 1500 for small df); there we evaluate
-    log Q(df/2, x/2) from the continued fraction of the upper incomplete
-    gamma function (modified Lentz), which is finite for any x.
-    """
-    return chi2_sf_logsf(x, df)[1]
-
-
-def chi2_sf_logsf(x, df):
-    """The chi-square p-value and its accurate natural log (see :func:`chi2_logsf`).
-
-    p is scipy's ``chdtrc`` (its C function, called from compiled code); log p is
-    ``log(p)`` in the middle, ``log1p(-chdtr)`` where p > 0.5 (exact near 1), and the
-    continued fraction of Q(df/2, x/2) in log space where p < 1e-260 (p may be 0
-    there). One compiled pass.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    df = np.asarray(df, dtype=np.float64)
-    kernels = _kernels()
-    if x.ndim == 1 and x.shape == df.shape:  # the engine's case needs no reshaping
-        return kernels.chi2_sf_logsf(df, x, kernels.CHI2)
-    shape = np.broadcast_shapes(x.shape, df.shape)
-    x, df = (np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in (x, df))
-    return tuple(a.reshape(shape)[()] for a in kernels.chi2_sf_logsf(df, x, kernels.CHI2))
 
 
 class ContingencyTest(CITest):
@@ -208,8 +177,6 @@ class ContingencyTest(CITest):
         row)."""
         ds = tester.dataset
         if ds.partitioned:  # rows in partitions on a cluster: tables counted there, summed
-            from .counting import partitioned_statistics
-
             stats, rows, rx = partitioned_statistics(ds, xs, y, z)
             return stats, rx, ds.level_counts[y], math.prod(ds.level_counts[j] for j in z), rows
         if ds.missing is not None and ds.missing_columns[[y, *z, *{j for xk in xs for j in xk}]
@@ -258,7 +225,7 @@ class ContingencyTest(CITest):
                                    float(rz_declared),
                                    rows if empty is None else np.maximum(rows, 1.0),
                                    int(self.stat == "x2"), self.df_rule == "adjusted",
-                                   min_per_cell, trust, TRUST_MAX_BIAS, kernels.CHI2)
+                                   min_per_cell, trust, TRUST_MAX_BIAS, CHI2)
         if empty is not None and empty.any():
             empty = np.broadcast_to(empty, len(out))
             out[empty, 0], out[empty, 2:5], out[empty, 5] = 0.0, (1.0, 0.0, 0.0), SKIPPED
@@ -279,7 +246,7 @@ class ContingencyTest(CITest):
         split across threads where that pays, the kernels release the GIL).
 
         The tests are permuted in chunks by one compiled call
-        (:func:`~mbstat.ci._kernels.permutation_nulls`) and their p-values formed in one
+        (:func:`~mbstat.ci.tables._kernels.permutation_nulls`) and their p-values formed in one
         vectorized pass (:meth:`_p_values`): per test, Python only forms its codes and seed;
         tests of one column on complete rows not even that (:meth:`_calibrate_columns`).
         No row to calibrate (every x or y constant: df 0, p 1 as asymptotic) is no work."""
@@ -287,8 +254,6 @@ class ContingencyTest(CITest):
             return None
         ds = tester.dataset
         if ds.partitioned:  # the rows of the strata that need permuting, gathered
-            from .counting import partitioned_calibration
-
             return partitioned_calibration(self, ds, xs, y, z, out, todo)
         codes, cards, n = ds.codes, ds.cardinalities, tester.n
         miss = ds.missing
@@ -446,7 +411,7 @@ _CHUNK = 256
 
 
 def _permutation_nulls(inputs, B: int, dense_min: float, tails):
-    """:func:`~mbstat.ci.counting.permutation_null` of the tests ``inputs`` ((x, y, z codes,
+    """:func:`~mbstat.ci.tables.counting.permutation_null` of the tests ``inputs`` ((x, y, z codes,
     seed) each, their ``tails`` (k, 4)) in one compiled call; a column shared by tests (the
     same array) is passed once."""
     slot, columns = {}, []
@@ -469,7 +434,7 @@ def _seeds(seed: int, pair, z_keys):
     """The permutations' seed of each test (k,) uint64 from its content keys: the
     calibration's ``seed``, the keys of its x and y columns in content order (``pair``,
     (k, m)), the size of z and the keys of z's columns in content order (``z_keys``), folded
-    by splitmix64 (:func:`~mbstat.ci._kernels.content_seeds`)."""
+    by splitmix64 (:func:`~mbstat.ci.tables._kernels.content_seeds`)."""
     k, m = pair.shape
     words = np.empty((k, m + 2 + len(z_keys)), dtype=np.uint64)
     words[:, 0] = seed
@@ -479,30 +444,13 @@ def _seeds(seed: int, pair, z_keys):
     return _kernels().content_seeds(words)
 
 
-class _ColumnKeys(dict):
-    """Per column, a sort key and seed word from its content alone (CRC-32 of its canonical
-    codes, :class:`_Canonical`, then its position), so that permutations depend neither
-    on where a variable stands among the columns, nor on its name, nor on the names or
-    order of its levels; with ``kept``, of those rows only (a test's complete rows under
-    test-wise deletion)."""
-
-    def __init__(self, canon):
-        super().__init__()
-        self.canon = canon
-
-    def __missing__(self, j):
-        column = self.canon.column(j)
-        self[j] = (zlib.crc32(np.ascontiguousarray(column).tobytes()), j)
-        return self[j]
-
-
 class _Canonical:
     """A data set's columns with their levels numbered in the order of their first
     appearance down the rows (levels never observed last): the codes that the
     permutations of the calibrations draw on and that key their seeds, so that relabelling
     or reordering a column's levels (reversed categories, a Parquet file's dictionary
     order) changes no p-value. In memory and in partitions the same relabelling
-    (:func:`~mbstat.ci.counting.first_rows`); under test-wise deletion, of the test's
+    (:func:`~mbstat.ci.tables.counting.first_rows`); under test-wise deletion, of the test's
     complete ``rows`` (as its complete-case subset would be). A column already in that
     order is read in place. One per data set (complete rows), its maps kept."""
 
@@ -539,7 +487,7 @@ class _Canonical:
         return relabelled(column, self.maps[j])
 
     def matrix(self, codes, xcols, y):
-        """(code matrix, x columns, y column) for :func:`~mbstat.ci._kernels.column_nulls`:
+        """(code matrix, x columns, y column) for :func:`~mbstat.ci.tables._kernels.column_nulls`:
         ``codes`` itself where the columns are canonical, else those columns relabelled
         into a matrix of the same dtype and layout (and their positions there)."""
         cols = np.unique(np.append(xcols, y))
@@ -554,20 +502,11 @@ class _Canonical:
                 int(np.searchsorted(cols, y)))
 
 
-def relabelled(column, relabel):
-    """``column``'s codes through the map ``relabel`` (None: as they are), read-only."""
-    if relabel is None:
-        return column
-    out = relabel.astype(column.dtype)[column]
-    out.flags.writeable = False
-    return out
-
-
 def semiparametric(statistic: float, permuted: np.ndarray, match: str = "mean+variance",
                    mean: float = 0.0, var: float = 0.0):
     """(df, p, log p) of ``statistic`` against a chi-square fitted to its ``permuted`` values
     plus an independent part of null ``mean`` and variance ``var`` (the strata that were
-    not permuted, see :func:`~mbstat.ci.counting.permutation_null`).
+    not permuted, see :func:`~mbstat.ci.tables.counting.permutation_null`).
 
     df is their mean, the statistic's expectation under the null (bnlearn's estimate). The
     p-value is the chi-square's with that df (``match="mean"``, bnlearn's sp-mi), or that

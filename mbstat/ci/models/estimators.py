@@ -39,7 +39,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ._validation import check_choice
+from ..._validation import check_choice
+from ...backend import gpu_available
 
 __all__ = [
     "DEVICES", "MODELS", "TASKS", "TREE_DEFAULTS", "XGBOOST_DEFAULTS", "Learner",
@@ -72,7 +73,6 @@ GPU_MIN_ROWS = 50_000
 @lru_cache(maxsize=1)
 def xgboost_cuda_available() -> bool:
     """True when XGBoost was built with CUDA and :func:`mbstat.backend.gpu_available`."""
-    from .backend import gpu_available
 
     try:
         import xgboost

@@ -119,10 +119,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _validation as v
-from ..models import infer_task, per_sample_loss
-from ._design import column_values, is_discrete
-from .base import NOTES, PERMUTATION, CIBatch, Query, as_matrix, plural, results_table
+from ... import _validation as v
+from ...data.dataset import column_values, is_discrete
+from ..result import NOTES, PERMUTATION, CIBatch, Query, as_matrix, plural, results_table
+from .estimators import infer_task, per_sample_loss
 from .loco import LOCOEngine, check_folds, deal_folds
 from .ppi import ModelResult, ModelTest, check_ppi_args, resolve_query
 
@@ -482,7 +482,7 @@ class CRTEngine(LOCOEngine):
     def _few_values(self, j: int) -> bool:
         """Whether x~ of the continuous column j is drawn among its values, as a discrete x's:
         two values, or whole numbers that ``task="auto"`` would read as classes
-        (:func:`mbstat.models.infer_task`). The linear model's draws would leave their support
+        (:func:`mbstat.ci.models.estimators.infer_task`). The linear model's draws would leave their support
         (a 0/1 float x given a continuous z: 38% of 60 nulls rejected at 0.05)."""
         hit = self._drawn_as_levels.get(j)
         if hit is None:
@@ -708,7 +708,7 @@ def sequential_pvalue(observed: float, null, u: float, early: int = 0) -> float:
 
 def _shuffle_chunk(order, starts, seed: int, lo: int, size: int) -> np.ndarray:
     """Draws ``lo .. lo + size - 1`` of the shuffles within strata from ``seed`` (``which``
-    (size, m), :func:`mbstat.ci._shuffle.shuffles_within`), kept for the next test that asks
+    (size, m), :func:`mbstat.ci.tables._shuffle.shuffles_within`), kept for the next test that asks
     for the same ones: the tests of one conditioning set share their draws (same seed)."""
     from ._shuffle import shuffles_within
 
@@ -781,7 +781,7 @@ def crt_test(data, x, target, z=(), model="xgboost", folds=CRT_FOLDS, repeats=3,
     on x + z on all parts but one; its held-out loss with the observed x is ranked
     among its losses with B draws of x given z (a part's p-value); the
     ``folds * repeats`` p-values are combined by Bonferroni.
-    See :mod:`mbstat.ci.crt` for the reasons, the draws of x given z (the test's
+    See :mod:`mbstat.ci.models.crt` for the reasons, the draws of x given z (the test's
     assumption) and the measured level. Also ``ppi_test(..., test="crt")``,
     ``ci_test(..., test="crt")`` and ``ppfs(..., test="crt")``.
 
@@ -795,7 +795,7 @@ def crt_test(data, x, target, z=(), model="xgboost", folds=CRT_FOLDS, repeats=3,
     z : variables, optional
     model : {"xgboost", "tree"} or estimator
         As in :func:`mbstat.ppi_test`; "xgboost" takes
-        :data:`mbstat.ci.loco.LOCO_XGBOOST` (early stopping) unless
+        :data:`mbstat.ci.models.loco.LOCO_XGBOOST` (early stopping) unless
         ``model_params`` overrides it.
     folds : int
         Parts of each split (>= 2); each serves once as the held-out part.

@@ -6,7 +6,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .base import ASYMPTOTIC, SKIPPED, CITest, table_dtype
+from ..protocol import CITest
+from ..result import ASYMPTOTIC, SKIPPED, table_dtype
 from .moments import (WELL_POSED, column_moments, partial_from_correlations, partial_from_rows,
                       partitioned_partials, standardize)
 
@@ -19,7 +20,7 @@ class FisherZ(CITest):
     The statistic is ``sqrt(n - |z| - 3) * atanh(r)``, two-sided normal p-value (as
     bnlearn's ``zf``; |z| counts z's columns). The partial correlation comes from the
     correlation matrix of the data's columns, computed once per data set and shared by
-    every test of a search (:mod:`mbstat.ci.moments`): a test costs O(|z|^3) whatever n,
+    every test of a search (:mod:`mbstat.ci.continuous.moments`): a test costs O(|z|^3) whatever n,
     one elimination of z's block for a batch of candidates; where the z block or a
     residual is nearly collinear (correlation units below 1e-3) it is recomputed from
     the rows by a pivoted QR (collinear z columns dropped: the projection on the span of
@@ -102,7 +103,7 @@ class FisherZ(CITest):
         raise ValueError(f"fisher_z needs more than |z| + 3 = {m + 3} rows; got {int(n)}")
 
     def _moments(self, ds, xp):
-        """The data set's :class:`~mbstat.ci.moments.ColumnMoments` (looked up once per
+        """The data set's :class:`~mbstat.ci.continuous.moments.ColumnMoments` (looked up once per
         data set and array module by this test)."""
         hit = self.__dict__.get("_held")
         if hit is not None and hit[0] is ds and hit[1] is xp:
@@ -174,7 +175,7 @@ def fisher_rescale(out, factor):
 
 @njit(cache=True, nogil=True)
 def fisher_from_correlations(store, slot, unit, floor, y, z, xs, theta, n, out, status):
-    """:func:`~mbstat.ci.moments.partial_from_correlations` and :func:`fisher_table` in
+    """:func:`~mbstat.ci.continuous.moments.partial_from_correlations` and :func:`fisher_table` in
     one call (all over n rows); False (nothing done) when a row of y or z is missing."""
     if slot[y] < 0:
         return False
@@ -190,7 +191,7 @@ def fisher_from_correlations(store, slot, unit, floor, y, z, xs, theta, n, out, 
 
 def partial_correlations(ds, y: int, xcols, z, xp=np, from_rows: bool = False):
     """Partial correlations (k,) of the columns ``xcols`` of the Dataset ``ds`` with column
-    y given the columns z, from its correlation matrix (:func:`~mbstat.ci.moments.
+    y given the columns z, from its correlation matrix (:func:`~mbstat.ci.continuous.moments.
     column_moments`, computed once per data set; the rows where a test is ill posed), or
     from the rows alone (``from_rows``)."""
     if from_rows:
