@@ -13,11 +13,16 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ._frozen import FrozenMapping
-from ._validation import check_n_jobs
-from .data import as_dataset
-from .results.base import Summary
+from ._validation import check_choice, check_n_jobs
+from .algorithms import LEARNERS
+from .bn import BayesianNetwork
+from .ci.engine import _names_only
 from .ci.result import plural
+from .data import as_dataset
+from .plotting import GraphEdge, draw_graph, network_layout
+from .results.base import Summary
 from .results.stability import ByTarget
+from .stability import arc_strengths
 
 __all__ = ["BlanketCollection", "blankets"]
 
@@ -86,7 +91,6 @@ class BlanketCollection(ByTarget):
         of the moral graph), a dashed red arrow Y -> X where only Y's blanket holds X (an
         :meth:`asymmetric_pairs` row), a dotted edge to a member that was not itself
         learned (grey node). Kamada-Kawai layout (networkx)."""
-        from .plotting import GraphEdge, draw_graph, network_layout
 
         names = list(self.results)
         learned = set(names)
@@ -160,20 +164,14 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, R=N
     BlanketCollection, or ArcStrengths with ``R``
     """
     if R is not None:
-        from .stability import arc_strengths
-
         return arc_strengths(data, targets, method, R, n_jobs=n_jobs, progress=progress,
                              **params)
     from joblib import Parallel, delayed
 
-    from .algorithms import LEARNERS
-    from ._validation import check_choice
 
     check_choice("method", method, LEARNERS)
     check_n_jobs(n_jobs)
     func = LEARNERS[method].function
-    from .bn import BayesianNetwork
-    from .ci.engine import _names_only
 
     if isinstance(data, BayesianNetwork):
         dataset, columns = data, _names_only(data.nodes)

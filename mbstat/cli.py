@@ -12,6 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .algorithms import LEARNERS
+
 __all__ = ["main"]
 
 VIGNETTE_DIR = Path(__file__).resolve().parent.parent / "vignettes"
@@ -73,8 +75,8 @@ def demo(n: int = 5000, seed: int = 1, targets=("HR", "CO", "PVSAT"), plot: str 
     import matplotlib
 
     matplotlib.use("Agg")
-    import mbstat
-    from mbstat.datasets import load_network
+    import mbstat  # deferred: --help and usage errors answer without the package
+    from mbstat.datasets import load_network  # deferred: as above
 
     net = load_network("alarm")
     data = net.sample(n, seed=seed)
@@ -232,7 +234,7 @@ def _check_stability_options(args) -> None:
 
 
 def select(args) -> int:
-    import mbstat
+    import mbstat  # deferred: --help and usage errors answer without the package
 
     path = Path(args.data)
     if path.is_dir():
@@ -339,7 +341,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="CSV file with a header row (read as R's read.csv: only "
                                 "empty cells and NA are missing)")
     p.add_argument("--target", required=True, help="the column whose blanket is learned")
-    from .algorithms import LEARNERS
 
     p.add_argument("--method", default="iamb",
                    help=f"a learner of mbstat.LEARNERS: {', '.join(LEARNERS)} (default iamb)")

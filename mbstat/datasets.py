@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_choice, check_int, check_number, check_seed
-from .bn import BayesianNetwork, read_bif
+from .bn import BayesianNetwork, random_dag, read_bif
 
 __all__ = [
     "DATA_DIR",
@@ -645,7 +645,6 @@ def make_linear_gaussian(n_nodes: int = 50, n_rows: int = 1000, *, edge_prob=Non
     >>> df.shape
     (500, 20)
     """
-    from .bn import random_dag
 
     n_nodes = check_int("n_nodes", n_nodes, low=1)
     n_rows = check_int("n_rows", n_rows, low=2)

@@ -12,6 +12,12 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._validation import check_choice
+from .algorithms import LEARNERS
+from .algorithms.learners import target_label
+from .ci import TESTS
+from .stability import stability
+
 __all__ = ["MarkovBlanketSelector"]
 
 _TARGET = "__target__"  # y's name when it has none (or a column of X has it)
@@ -70,9 +76,6 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Learn the blanket of y among the columns of X."""
-        from .algorithms import LEARNERS
-        from .algorithms.learners import target_label
-        from ._validation import check_choice
 
         check_choice("method", self.method, LEARNERS)
         if isinstance(X, pd.DataFrame):  # keep categorical and string columns as they are
@@ -101,8 +104,6 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         if self.stability is None:
             self.result_ = LEARNERS[self.method].function(frame, target, **kwargs)
         else:
-            from .stability import stability
-
             self.result_ = stability(frame, target, self.method, **self._stability_args(),
                                      **kwargs)
         chosen = set(self.result_.selected)  # names as the data layer reads them: str(label)
@@ -130,8 +131,6 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
     def _bins(self, frame, test):
         if self.discretize != "auto":
             return self.discretize
-        from .algorithms import LEARNERS
-        from .ci import TESTS
 
         if LEARNERS[self.method].kind != "ci":
             return None  # not a CI-test learner (ppfs, fsdms): the data goes as it is

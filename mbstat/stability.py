@@ -22,9 +22,14 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ._progress import progress_bar
 from ._validation import check_choice, check_int, check_n_jobs, check_number
-from .results.base import format_call
+from .algorithms import LEARNERS
+from .algorithms.learners import _constant, resolve_target
+from .bn import BayesianNetwork
 from .ci.result import plural
+from .data import as_dataset
+from .results.base import format_call
 from .results.stability import (ArcStrengths, StabilityResult, learner_seed, mb_threshold,
                                 resample_rows, strength_table)
 
@@ -176,11 +181,6 @@ def _check_own(R, resample, fraction, threshold, pfer, seed):
 
 def _stability_runs(data, targets, method, R, *, resample, fraction, threshold, pfer, n_jobs,
                     seed, progress, learner_args, learner_params, name):
-    from .algorithms import LEARNERS
-    from .algorithms.learners import resolve_target
-    from .bn import BayesianNetwork
-    from .data import as_dataset
-
     start = time.perf_counter()
     check_choice("method", method, LEARNERS)
     R, fraction, threshold, pfer, entropy = _check_own(R, resample, fraction, threshold, pfer,
@@ -252,7 +252,6 @@ def _run_resamples(ds, targets, func, params, randomized, entropy, R, n, size, r
     encoded data once."""
     from joblib import Parallel, delayed, effective_n_jobs
 
-    from ._progress import progress_bar
 
     workers = 1 if n_jobs == 1 else effective_n_jobs(n_jobs)
     n_chunks = min(R, 20 if workers == 1 else 4 * workers)
@@ -277,7 +276,6 @@ def _run_resamples(ds, targets, func, params, randomized, entropy, R, n, size, r
 
 def _run_chunk(rs, ds, targets, func, params, randomized, entropy, n, size, replace):
     """Resamples ``rs``: each one's rows taken from the codes once, every target learned."""
-    from .algorithms.learners import _constant
 
     out = []
     for r in rs:

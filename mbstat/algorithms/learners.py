@@ -35,12 +35,13 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
+from .._progress import hides_interrupt, progress_bar
 from .._validation import check_alpha, check_int
 from ..results import MBResult, format_call, make_trace
 from ._common import prepare
 from ._equivalence import evidence_determinism_notes
-from ._selection import entry_notes
 from ._evidence import Ledger
+from ._selection import entry_notes
 
 __all__ = ["Learner", "LEARNERS", "Run", "Found", "learn", "learners_table", "resolve_target"]
 
@@ -308,7 +309,6 @@ def _search(row: Learner, run: Run, own: dict, progress):
     turn a KeyboardInterrupt into a partial result: the members the search had kept when it
     was interrupted (the ledger's decisions in force), marked incomplete, with a note.
     Returns (Found, the evidence note of candidates never decided)."""
-    from .._progress import hides_interrupt, progress_bar
 
     bar = progress_bar(progress, desc=f"{row.name}: blanket of {run.target}", unit=" tests")
     run.tester.bar = bar

@@ -11,10 +11,10 @@ from .._progress import progress_bar
 from .._validation import (check_alpha, check_choice, check_features, check_int, check_number,
                            drawn_seed)
 from ..ci.engine import CITester
+from ..ci.models.base import feature_positions, labels_as_classes
 from ..ci.models.crt import CRT_FOLDS, CRTTest
 from ..ci.models.loco import LOCO_FOLDS, LOCOTest, check_folds
-from ..ci.models.ppi import (PPITest, check_ppi_args, encode_target, feature_positions,
-                             labels_as_classes)
+from ..ci.models.ppi import PPITest, check_ppi_args, encode_target
 from ..data import Dataset, as_dataset
 from ..results import format_call, make_trace
 from ..results.ppfs import PPFSResult

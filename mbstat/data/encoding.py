@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from .._dask import path_problem
 from .dataset import CONTINUOUS, DISCRETE, Dataset, _listed
 
 
@@ -108,8 +109,6 @@ def _to_frame(data, names) -> pd.DataFrame:
     if isinstance(data, pd.Series):
         raise ValueError("data must be 2-D (a DataFrame or a 2-D array); got a Series")
     if isinstance(data, (str, bytes, os.PathLike)):
-        from .._dask import path_problem
-
         why = "" if isinstance(data, bytes) else f": {path_problem(data)}"
         raise TypeError(f"data must be a DataFrame, a 2-D array, a Dataset or a directory of "
                         f"Parquet files; got a {type(data).__name__} {str(data)[:300]!r} (read "

@@ -8,6 +8,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from .. import _dask
+from .._dask import fold_partitions, map_partitions
 from .._validation import check_choice
 from .dataset import CONTINUOUS, DISCRETE, Dataset
 from .encoding import (NA_CHOICES, _column_names, _encode_observed, _frame_columns, _raise_missing,
@@ -16,7 +18,6 @@ from .encoding import (NA_CHOICES, _column_names, _encode_observed, _frame_colum
 
 def _is_partitioned_source(data) -> bool:
     """Whether ``data`` is a Dask DataFrame or a directory of Parquet files."""
-    from .. import _dask
 
     return _dask.is_dask_frame(data) or _dask.is_parquet_dir(data)
 
@@ -87,14 +88,12 @@ class PartitionedDataset(Dataset):
 
     def map(self, func, *args) -> list:
         """``func(partition, *args)`` on every partition (on the cluster), in row order."""
-        from .._dask import map_partitions
 
         return map_partitions(self.parts, func, *args)
 
     def chain(self, func, first, *args):
         """``func(partition, carried, *args)`` partition after partition, each call given the
         last one's result (``first`` for the first): a sequential fold on the cluster."""
-        from .._dask import fold_partitions
 
         return fold_partitions(self.parts, func, first, *args)
 
@@ -149,7 +148,6 @@ def as_partitioned(data, *, na="raise", discretize=None) -> PartitionedDataset:
     and a column of integers in some partitions and floats in others is continuous.
     """
     check_choice("na", na, NA_CHOICES)
-    from .. import _dask
 
     dask, dd = _dask.require_dask("a Dask DataFrame or a Parquet directory")
     if discretize is not None:

@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 
 from .._frozen import FrozenMapping, fields_equal, values_equal
+from .._validation import check_alpha, check_choice
 from ..ci.result import format_pvalue, plural
+from ..plotting import GraphEdge, draw_graph, plot_pvalues, plot_trace, radial_layout
 
 __all__ = ["SelectionResult", "MBResult", "Summary", "format_call", "stars", "plural",
            "bh_adjust", "adjust_pvalues", "empty_tests", "make_trace"]
@@ -364,7 +366,6 @@ _CANONICAL = {name.lower(): name for name in ADJUSTMENTS}
 
 def _adjustment(adjust) -> str:
     """R's name of an adjustment, case-insensitive ("bh" is "BH")."""
-    from .._validation import check_choice
 
     name = _CANONICAL.get(adjust.lower(), adjust) if isinstance(adjust, str) else adjust
     check_choice("adjust", name, ADJUSTMENTS)
@@ -462,7 +463,6 @@ class MBResult(SelectionResult):
             Level for the notes on the excluded candidates (default: the
             level the search used).
         """
-        from .._validation import check_alpha
 
         level = self.alpha if alpha is None else check_alpha(alpha)
         tests = f"{self.n_tests} ({self.test}, alpha = {self.alpha:g}"
@@ -517,8 +517,6 @@ class MBResult(SelectionResult):
             y axis of "pvalues" and "trace": "auto" turns symmetric-log (linear up to 1,
             logarithmic above, said on the axis) when one bar passes -log10 p = 20.
         """
-        from .._validation import check_choice
-        from ..plotting import draw_graph, plot_pvalues, plot_trace
 
         check_choice("kind", kind, ("pvalues", "trace", "graph"))
         check_choice("scale", scale, ("auto", "linear", "symlog"))
@@ -555,7 +553,6 @@ class MBResult(SelectionResult):
 
     def _graph(self):
         """Nodes (name -> role), edges and positions of ``plot(kind="graph")``."""
-        from ..plotting import GraphEdge, radial_layout
 
         evidence = self.evidence
         label = {v: _p_label(evidence.loc[v, "log_pvalue"], evidence.loc[v, "skipped"])

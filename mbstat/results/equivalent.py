@@ -9,9 +9,10 @@ from itertools import islice, product
 import numpy as np
 import pandas as pd
 
-from ..ci.result import format_pvalue
+from .._validation import check_choice
+from ..ci.result import format_pvalue, plural
+from ..plotting import new_axes
 from .base import MBResult, Summary
-from ..ci.result import plural
 
 __all__ = ["EquivalentResult", "EQUIVALENCE_COLUMNS", "DETERMINISM_COLUMNS",
            "BOUNDARY_TEST_COLUMNS", "generate_boundaries", "count_boundaries"]
@@ -184,12 +185,10 @@ class EquivalentResult(MBResult):
         ``max_boundaries``) by the variables in any of them (columns, class by class),
         a filled cell for a member; "pvalues" and "trace" as :meth:`MBResult.plot`.
         Returns the matplotlib Axes."""
-        from .._validation import check_choice
 
         check_choice("kind", kind, ("boundaries", "pvalues", "trace"))
         if kind != "boundaries":
             return super().plot(kind=kind, ax=ax)
-        from ..plotting import new_axes
 
         listed = self.boundaries[:max_boundaries]
         columns = [v for c in self.classes for v in c]

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .base import SelectionResult, Summary
 from ..ci.result import plural
+from ..plotting import new_axes
+from .base import SelectionResult, Summary
 
 __all__ = ["FSDMSResult", "WFSDMSResult"]
 
@@ -138,7 +139,6 @@ class FSDMSResult(SelectionResult):
 
         Returns the matplotlib Axes.
         """
-        from ..plotting import new_axes
 
         r = self.ranking
         ax = new_axes(ax, figsize=(max(6, 0.25 * len(r) + 3), 4))
@@ -230,7 +230,6 @@ class WFSDMSResult(SelectionResult):
 
     def plot(self, ax=None):
         """Cross-validated accuracy against the number of features; returns the Axes."""
-        from ..plotting import new_axes
 
         ax = new_axes(ax)
         s = self.scores

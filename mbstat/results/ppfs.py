@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..ci.result import format_pvalue
+from .._validation import check_choice
 from ..ci.models.ppi import UNCALIBRATED, PPIResult
+from ..ci.result import format_pvalue, plural
+from ..plotting import new_axes
 from .base import SIGNIF_LEGEND, SelectionResult, Summary, bh_adjust, stars
-from ..ci.result import plural
 
 __all__ = ["PPIResult", "PPFSResult"]
 
@@ -212,7 +213,6 @@ class PPFSResult(SelectionResult):
 
         Returns the matplotlib Axes.
         """
-        from .._validation import check_choice
 
         check_choice("kind", kind, ("importance", "folds"))
         if kind == "folds":
@@ -222,7 +222,6 @@ class PPFSResult(SelectionResult):
     def _plot_importance(self, ax):
         from matplotlib.patches import Patch
 
-        from ..plotting import new_axes
 
         imp = self.importance
         score = imp["shrink"].fillna(imp["grow"]).to_numpy()
@@ -244,8 +243,6 @@ class PPFSResult(SelectionResult):
         return ax
 
     def _plot_folds(self, ax):
-        from ..plotting import new_axes
-
         zscores, frequency = self.zscores, self.frequency
         folds = list(zscores.index)
         feats = [f for f in self.importance.index if frequency.get(f, 0) > 0]

@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 
 from .._frozen import FrozenMapping, fields_equal
+from .._validation import check_choice, check_int, check_number
 from ..ci.result import plural
+from ..plotting import GraphEdge, draw_graph, network_layout, plot_frequencies, plot_heatmap
 from .base import MBResult, SelectionResult, Summary
 
 __all__ = ["StabilityResult", "ArcStrengths", "ByTarget", "wilson_interval", "resample_rows", "mb_threshold",
@@ -155,7 +157,6 @@ class StabilityResult(SelectionResult):
 
     def resample_rows(self, r: int) -> np.ndarray:
         """The rows (positions in the encoded data, sorted) of resample ``r``."""
-        from .._validation import check_int
 
         r = check_int("r", r, low=0, high=self.R - 1)
         return resample_rows(self.seed, r, self.n_rows, self.size, self.resample == "bootstrap")
@@ -248,7 +249,6 @@ class StabilityResult(SelectionResult):
         """Inclusion frequency of the most frequent candidates (``top``; None: all) as bars with
         their 95% intervals, stable members highlighted, the threshold as a line; members of
         the full-data blanket marked. Returns the matplotlib Axes."""
-        from ..plotting import plot_frequencies
 
         table = self.table
         if top is not None:
@@ -341,7 +341,6 @@ class ArcStrengths(ByTarget):
     def averaged(self, threshold: float = 0.5) -> pd.DataFrame:
         """The pairs whose strength (AND rule) is at least ``threshold``, strongest first
         (bnlearn's ``averaged.network`` reading for undirected blanket pairs)."""
-        from .._validation import check_number
 
         threshold = check_number("threshold", threshold, low=0.0, high=1.0, closed="right")
         table = self.strength
@@ -388,8 +387,6 @@ class ArcStrengths(ByTarget):
         threshold, min_strength : float
             For "graph": the strength of a solid edge, and the least strength drawn.
         """
-        from .._validation import check_choice, check_number
-        from ..plotting import GraphEdge, draw_graph, network_layout, plot_heatmap
 
         check_choice("kind", kind, ("and", "directed", "graph"))
         names = list(self.results)

@@ -122,9 +122,10 @@ import numpy as np
 from ... import _validation as v
 from ...data.dataset import column_values, is_discrete
 from ..result import NOTES, PERMUTATION, CIBatch, Query, as_matrix, plural, results_table
+from ._shuffle import shuffled_sums, shuffles_within
+from .base import ModelResult, ModelTest, check_ppi_args, resolve_query
 from .estimators import infer_task, per_sample_loss
 from .loco import LOCOEngine, check_folds, deal_folds
-from .ppi import ModelResult, ModelTest, check_ppi_args, resolve_query
 
 __all__ = ["CRTEngine", "CRTResult", "CRTTest", "cauchy_combination", "crt_test", "rank_pvalue",
            "sequential_pvalue"]
@@ -595,7 +596,6 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
         pred = learner.predict(fitted, Xu.reshape(-1, Xt.shape[1]))
         loss = per_sample_loss(pred, np.tile(yt, len(uniq) + 1), task).reshape(-1, m)
         if which.ndim == 1:  # shuffles within strata, summed as they are drawn
-            from ._shuffle import shuffled_sums
 
             order, starts = _strata_order(which)
             observed = float(loss[0].sum())
@@ -710,7 +710,6 @@ def _shuffle_chunk(order, starts, seed: int, lo: int, size: int) -> np.ndarray:
     """Draws ``lo .. lo + size - 1`` of the shuffles within strata from ``seed`` (``which``
     (size, m), :func:`mbstat.ci.tables._shuffle.shuffles_within`), kept for the next test that asks
     for the same ones: the tests of one conditioning set share their draws (same seed)."""
-    from ._shuffle import shuffles_within
 
     key = (int(seed), int(lo), int(size), hash(order.tobytes()), hash(starts.tobytes()))
     hit = _SHUFFLE_CACHE.get(key)
@@ -743,7 +742,6 @@ def _strata_order(stratum) -> tuple:
 
 def _shuffles(stratum, B: int, seed: int) -> np.ndarray:
     """(B, m) shuffles of m rows within their strata (``which`` of the draws)."""
-    from ._shuffle import shuffles_within
 
     return shuffles_within(*_strata_order(stratum), int(B), int(seed))
 

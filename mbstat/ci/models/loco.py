@@ -66,10 +66,11 @@ import numpy as np
 from scipy import stats
 
 from ... import _validation as v
+from ...plotting import new_axes
 from ..result import (ASYMPTOTIC, CIBatch, Query, _set_label, as_matrix, format_pvalue, plural,
                       results_table)
+from .base import ModelResult, ModelTest, _rng, check_ppi_args, encode_target, resolve_query
 from .estimators import encode_features, make_learner, per_sample_loss
-from .ppi import ModelResult, ModelTest, _rng, check_ppi_args, encode_target, resolve_query
 
 __all__ = ["LOCO_XGBOOST", "LOCOEngine", "LOCOResult", "LOCOTest", "loco_test", "t_greater"]
 
@@ -441,7 +442,6 @@ class LOCOResult(ModelResult):
 
     def plot(self, ax=None):
         """Histogram of the per-row loss reductions, with their mean. Returns the Axes."""
-        from ...plotting import new_axes
 
         ax = new_axes(ax, figsize=(5, 3.5))
         d = self.reduction

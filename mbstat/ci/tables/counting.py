@@ -54,7 +54,7 @@ def _kernels():
     not an import statement, on every later call)."""
     global _KERNELS
     if _KERNELS is None:
-        from . import _kernels as kernels
+        from . import _kernels as kernels  # deferred: 0.3 s of numba set-up, on first count
 
         _KERNELS = kernels
     return _KERNELS
@@ -62,7 +62,7 @@ def _kernels():
 
 def _cuda():
     """The CUDA kernels of the CuPy backend."""
-    from . import _cuda as kernels
+    from . import _cuda as kernels  # deferred: the CuPy backend's kernels, on a GPU only
 
     return kernels
 
