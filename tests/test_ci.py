@@ -16,6 +16,8 @@ from mbstat import ci_test, ci_test_batch
 from mbstat.backend import gpu_available, resolve_backend
 from mbstat.ci.engine import CITester
 from mbstat.ci.chi2 import chi2_logsf
+from mbstat.ci.continuous._design import strata
+from mbstat.ci.continuous.mixed import g2_within
 from mbstat.ci.tables import contingency, counting
 
 
@@ -854,3 +856,21 @@ def test_fisher_z_printout_is_two_sided_with_the_partial_correlation():
     ry = frame["y"] - np.polyval(np.polyfit(z, frame["y"], 1), z)
     r = abs(np.corrcoef(rx, ry)[0, 1])
     assert f"absolute partial correlation: {r:.6g}" in text
+
+
+def test_mi_cg_all_discrete_statistic_is_the_contingency_g2():
+    """mi-cg of discrete x and y given discrete z (no continuous column) computes G2 in its
+    own family (``g2_within``); it equals the contingency family's G2, and the same p-value."""
+    rng = np.random.default_rng(5)
+    n = 600
+    frame = pd.DataFrame({"x": rng.integers(0, 3, n), "y": rng.integers(0, 2, n),
+                          "z": rng.integers(0, 4, n)}).astype("category")
+    frame["x"] = np.where(rng.random(n) < 0.3, frame["y"].astype(int), frame["x"].astype(int))
+    frame["x"] = frame["x"].astype("category")
+    ds = mbstat.as_dataset(frame)
+    g, G, _ = strata(ds, [2])
+    own = g2_within(ds.codes[:, 0], ds.level_counts[0], ds.codes[:, 1], ds.level_counts[1], g, G)
+    g2 = mbstat.ci_test(frame, "x", "y", ["z"], test="g2", calibration="asymptotic")
+    assert own == pytest.approx(g2.statistic, rel=1e-12)
+    cg = mbstat.ci_test(frame, "x", "y", ["z"], test="mi-cg")
+    assert cg.statistic == pytest.approx(g2.statistic, rel=1e-12)
