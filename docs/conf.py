@@ -15,6 +15,7 @@ DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS / "_ext"))
 
 import mbstat  # noqa: E402
+import mbstat_architecture  # noqa: E402
 import mbstat_gallery  # noqa: E402
 
 project = "mbstat"
@@ -122,6 +123,8 @@ def write_api() -> None:
 
 write_api()
 mbstat_gallery.write_sources()
+# the layers and families, drawn from the import contracts that lint-imports checks
+mbstat_architecture.draw(DOCS.parent / "pyproject.toml", DOCS / "_generated" / "architecture.svg")
 
 # ------------------------------------------------------------------ gallery
 sphinx_gallery_conf = {

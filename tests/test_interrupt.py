@@ -25,8 +25,8 @@ CHILD = r'''
 import json, os, signal, sys, threading
 import numpy as np, pandas as pd
 import mbstat
-from mbstat.ci import _kernels
-from mbstat.ci.base import CITester
+from mbstat.ci.engine import CITester
+from mbstat.ci.tables import _kernels
 
 learner, phase, test, B = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 rng = np.random.default_rng(0)

@@ -269,8 +269,8 @@ def test_a_test_on_a_wide_frame_encodes_its_own_columns(monkeypatch):
     whole = loco_test(as_dataset(df), "v1", "y", ["v0", "k"], model=LOGIT, seed=0,
                       categorical=["k"])
     seen = []
-    encode = mbstat.data._encode_column
-    monkeypatch.setattr(mbstat.data, "_encode_column",
+    encode = mbstat.data.encoding._encode_column
+    monkeypatch.setattr(mbstat.data.encoding, "_encode_column",
                         lambda name, *a: seen.append(name) or encode(name, *a))
     got = loco_test(df, "v1", "y", ["v0", "k"], model=LOGIT, seed=0, categorical=["k"])
     assert sorted(seen) == ["k", "v0", "v1", "y"] and got == whole

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -22,6 +22,7 @@ def _is_partitioned_source(data) -> bool:
     return _dask.is_dask_frame(data) or _dask.is_parquet_dir(data)
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class PartitionedDataset(Dataset):
     """An encoded data set whose rows stay in partitions on a Dask cluster.
 
