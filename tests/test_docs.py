@@ -131,3 +131,16 @@ def test_readme_quick_start_installs_and_runs_the_suite():
     ci = (ROOT / ".ci" / "run").read_text()
     assert 'pip install --quiet --disable-pip-version-check -e ".[test]"' in ci
     assert "\npython -m pytest\n" in ci
+
+
+def test_readme_stays_a_newcomers_page():
+    """The README holds what a newcomer reads in five minutes; tables of measurements and
+    reference material go to the user guide (docs/user_guide/), which the README links."""
+    import re
+    text = (ROOT / "README.md").read_text()
+    headings = re.findall(r"(?m)^## (.+)$", text)
+    assert headings[:5] == ["Install", "Quick start", "A first look", "Choosing a learner",
+                            "Choosing a test"]
+    assert "Where to go next" in headings and "Running the tests" in headings
+    lines = len(text.splitlines())
+    assert lines <= 250, f"README.md has {lines} lines: move reference material to docs/user_guide"
