@@ -491,3 +491,23 @@ def test_permutation_batches_keep_the_ranks_of_the_callers_data(monkeypatch):
     t.test_many(["c1", "c2"], "c0", ["d"])
     t.test_many(["c4", "c5"], "c3", ["d"])
     assert widths.count(df.shape[1]) == 1  # the full data ranked once
+
+
+def test_rcot_features_of_z_grow_with_n():
+    """#31 item 6: x = z^2 + e, y = cos(2 z) + e (independent given z) at 5,000 rows: RCIT's
+    fixed 100 features of z leave a misfit of E[f(x) | z] that the statistic reads as
+    dependence (p = 4.5e-6); num_f="auto" (603 features here) does not."""
+    from mbstat.ci.kernel import MAX_FEATURES, auto_features
+
+    assert [auto_features(n) for n in (50, 200, 2000, 5000)] == [100, 100, 340, 603]
+    assert auto_features(10 ** 7) == MAX_FEATURES
+    rng = np.random.default_rng(1)
+    n = 5000
+    z = rng.normal(size=n)
+    df = pd.DataFrame({"x": z ** 2 + 0.5 * rng.normal(size=n),
+                       "y": np.cos(2 * z) + 0.5 * rng.normal(size=n), "z": z})
+    with threadpool_limits(1):
+        assert ci_test(df, "x", "y", ["z"], test="rcot", num_f=100).pvalue < 1e-4
+        assert ci_test(df, "x", "y", ["z"], test="rcot").pvalue > 0.05
+    with pytest.raises(ValueError, match="num_f"):
+        ci_test(df, "x", "y", ["z"], test="rcot", num_f=0)
