@@ -188,10 +188,11 @@ def latent_partial(R):
     """(rho, kappa): the latent partial correlation of columns 0 and 1 of the ranks R (n,
     2 + |z|) given the others (Harris & Drton 2013, section 3: the latent correlations
     Sigma = 2 sin(pi r_s / 6) of a Gaussian copula, Kruskal 1958, and their partial
-    correlation) and its variance factor kappa = mean(IF^2) / (1 - rho^2)^2, IF rho's
-    empirical influence function (the delta method through the sine and the inverse of
-    Sigma, from :func:`spearman_influence`): atanh(rho) has variance about kappa / n
-    (kappa = (pi / 3)^2 = 1.097 for independent columns). None where Sigma is not
+    correlation) and its null variance factor kappa = mean(IF^2), IF rho's empirical
+    influence function at rho = 0 (the delta method through the sine and the inverse of
+    Sigma, from :func:`spearman_influence`): under the null atanh(rho) has variance about
+    kappa / n (kappa = (pi / 3)^2 = 1.097 for independent columns, more when x and y
+    depend on z: 1.2-1.3 for x = z + e, y = z + e). None where Sigma is not
     positive definite or kappa is not positive."""
     n, p = R.shape
     r, IF = spearman_influence(R)
@@ -207,8 +208,12 @@ def latent_partial(R):
     dS = (np.pi / 3.0) * np.cos(np.pi * r / 6.0) * IF  # (n, p, p)
     dS[:, np.arange(p), np.arange(p)] = 0.0  # the diagonal stays 1
     dW = -np.einsum("ka,iab,bl->ikl", W, dS, W)
-    drho = -dW[:, 0, 1] / s + 0.5 * rho * (dW[:, 0, 0] / W[0, 0] + dW[:, 1, 1] / W[1, 1])
-    kappa = float(np.mean(drho ** 2)) / (1.0 - rho * rho) ** 2
+    # rho's influence function at the null rho = 0 (where the terms in rho vanish and
+    # atanh's derivative is 1): the null variance, as a score test's; the unrestricted one,
+    # mean((d rho)^2) / (1 - rho^2)^2, grows with |rho| and made the test conservative at
+    # 200 rows (1.7% of 600 Gaussian nulls, against 4.0%)
+    drho = -dW[:, 0, 1] / s
+    kappa = float(np.mean(drho ** 2))
     return (rho, kappa) if kappa > 0 else None
 
 
