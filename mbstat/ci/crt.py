@@ -648,8 +648,9 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
                                        seed, observed + _tie_tolerance(observed),
                                        SEQUENTIAL_EXTREMES)
             return observed, null[:done]
-        null = loss[1:][inverse[which], np.arange(m)[None, :]].sum(axis=1)
-        return float(loss[0].sum()), null
+        table, rows = loss[1:], np.arange(m)[None, :]
+        return _sequential_sums(B, float(loss[0].sum()), early, B, lambda lo, size: table[
+            inverse[which[lo:lo + size]], rows].sum(axis=1))
     if which.ndim == 1:  # shuffles within strata, drawn chunk by chunk (from ``seed``)
         order, starts = _strata_order(which)
     pred = learner.predict(fitted, Xt)
@@ -677,17 +678,9 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
                                     np.tile(yt, len(reps)), task).reshape(len(reps), m)
             table = table.get() if hasattr(table, "get") else np.asarray(table)
             rows = np.arange(m)[None, :]
-    null = np.empty(B)
-    tol = _tie_tolerance(observed)
-    lo, step, extreme = 0, FIRST_DRAWS, 0
-    while lo < B:  # each draw predicted row by row: stop once H draws are as extreme
-        size = min(step, max(1, _CHUNK_ROWS // max(m, 1)), B - lo)
-        if early and lo < early:
-            size = min(size, early - lo)
-        if which.ndim == 1:
-            w = _shuffle_chunk(order, starts, seed, lo, size)
-        else:
-            w = which[lo:lo + size]
+    def chunk(lo, size):  # the held-out loss sums of draws lo .. lo + size - 1
+        w = _shuffle_chunk(order, starts, seed, lo, size) if which.ndim == 1 else \
+            which[lo:lo + size]
         if shuffle_predictions:
             if task == "regression":
                 diff = own_loss[0][w] - yt[None, :]
@@ -697,17 +690,34 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
         elif table is not None:
             v = values[w][..., 0] if base is None else base[None, :, 0] + values[w][..., 0]
             loss = table[interval(v), rows]
-        else:
+        else:  # each draw predicted row by row
             Xb = np.repeat(Xt[None], len(w), axis=0)
             Xb[:, :, xpos] = values[w] if base is None else base[None] + values[w]
             loss = per_sample_loss(learner.predict(fitted, Xb.reshape(-1, Xt.shape[1])),
                                    np.tile(yt, len(w)), task)
-        null[lo:lo + len(w)] = loss.reshape(len(w), m).sum(axis=1)
-        hits = np.flatnonzero(null[lo:lo + len(w)] <= observed + tol)
-        if extreme + len(hits) >= SEQUENTIAL_EXTREMES:  # Besag & Clifford (1991)
+        return loss.reshape(len(w), m).sum(axis=1)
+    return _sequential_sums(B, observed, early, max(1, _CHUNK_ROWS // max(m, 1)), chunk)
+
+
+def _sequential_sums(B: int, observed: float, early: int, most: int, chunk) -> tuple:
+    """(observed, the held-out loss sums of the draws made): ``chunk(lo, size)`` gives those
+    of draws lo .. lo + size - 1, asked in chunks of :data:`FIRST_DRAWS` doubling (at most
+    ``most``), until the :data:`SEQUENTIAL_EXTREMES`-th draw as extreme as the data (loss at
+    most its, ties included: Besag & Clifford 1991), or the ``early``-th draw (0: never)
+    when none is, or B draws: the draws that :func:`sequential_pvalue` reads."""
+    null = np.empty(B)
+    tol = _tie_tolerance(observed)
+    lo, step, extreme = 0, FIRST_DRAWS, 0
+    while lo < B:
+        size = min(step, most, B - lo)
+        if early and lo < early:
+            size = min(size, early - lo)
+        null[lo:lo + size] = chunk(lo, size)
+        hits = np.flatnonzero(null[lo:lo + size] <= observed + tol)
+        if extreme + len(hits) >= SEQUENTIAL_EXTREMES:
             return observed, null[:lo + hits[SEQUENTIAL_EXTREMES - extreme - 1] + 1]
         extreme += len(hits)
-        lo += len(w)
+        lo += size
         if early and lo == early and extreme == 0:  # clearly beyond the draws: stop early
             return observed, null[:lo]
         step *= 2
