@@ -273,8 +273,12 @@ def _dense(keys, k, rz, rxm, ry, xp):
                   (counts > 0).sum(axis=(1, 2, 3)))
 
 
-def _group_sums(ids, weights, xp):
-    """Sum of ``weights`` over equal ``ids``, broadcast back to each entry."""
+def _group_sums(ids, weights, xp, ordered=False):
+    """Sum of ``weights`` over equal ``ids``, broadcast back to each entry; ``ordered``:
+    ``ids`` are sorted (equal ids adjacent), summed by runs without sorting again."""
+    if ordered and xp is np and len(ids):
+        start = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+        return np.repeat(np.add.reduceat(weights, start), np.diff(np.append(start, len(ids))))
     _, inv = xp.unique(ids, return_inverse=True)
     inv = inv.ravel()
     return xp.bincount(inv, weights=weights)[inv]
@@ -286,9 +290,9 @@ def _sparse(keys, k, n, rz, rxm, ry, cells, xp):
     stratum = uniq // (rxm * ry)  # (candidate, z) id
     xz = uniq // ry  # (candidate, z, x) id
     yz = stratum * ry + uniq % ry  # (candidate, z, y) id
-    nxz = _group_sums(xz, counts, xp)
+    nxz = _group_sums(xz, counts, xp, ordered=True)
     nyz = _group_sums(yz, counts, xp)
-    nz = _group_sums(stratum, counts, xp)
+    nz = _group_sums(stratum, counts, xp, ordered=True)
     m = nxz * nyz
     cand = uniq // cells
     g2 = 2.0 * xp.bincount(cand, weights=counts * xp.log1p((counts * nz - m) / m), minlength=k)
