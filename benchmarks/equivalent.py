@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import random
 import time
 
@@ -86,54 +87,142 @@ def oracle_exactness(n_dags: int, n_nodes: int = 12) -> pd.DataFrame:
                         columns=["learner", "targets", "exact", "rate"]).set_index("learner")
 
 
+def functional_relations(net) -> dict:
+    """node -> the sets of nodes that determine it, read from the network's tables: a node
+    whose table is 0/1 is a function of its parents; among the functions of one parent
+    (the parent included), a node is a function of any set of the others whose joint
+    values tell its value (for hailfinder: AreaMeso_ALS <-> CombVerMo, CapChange <->
+    CompPlFcst, ScnRelPlFcst <-> Scenario, ScenRelAMCIN <- {ScenRelAMIns, ScenRel3_4},
+    R5Fcst <- {MountainFcst, N34StarFcst}, ...)."""
+    determined: dict = {}
+    families: dict = {}
+    for v in net.nodes:
+        table, parents = np.asarray(net.cpts[v]), tuple(net.parents[v])
+        if not parents or not np.all((table == 0) | (table == 1)):
+            continue
+        determined.setdefault(v, []).append(list(parents))
+        if len(parents) == 1:  # the table is (parent levels, child levels) or transposed
+            rows_sum_1 = np.allclose(table.sum(axis=1), 1)
+            families.setdefault(parents[0], {})[v] = table.argmax(axis=1 if rows_sum_1
+                                                                  else 0)
+    for p, kids in families.items():
+        fam = {p: np.arange(net.cardinalities[p]), **kids}
+        for m in fam:
+            others = [o for o in fam if o != m]
+            for r in range(1, len(others) + 1):
+                for s in itertools.combinations(others, r):
+                    if any(set(d) <= set(s) for d in determined.get(m, [])):
+                        continue
+                    value: dict = {}
+                    if all(value.setdefault(tuple(fam[o][lev] for o in s), fam[m][lev])
+                           == fam[m][lev] for lev in range(net.cardinalities[p])):
+                        determined.setdefault(m, []).append(list(s))
+    return determined
+
+
+def population(net, targets=None) -> dict:
+    """TIE* with the D-separation oracle of ``net`` and its functional relations
+    (:func:`functional_relations`): per target, (the set of Markov boundaries, the set of
+    boundaries TIE* reports without the variables that alone determine the target, as
+    its ``without_determining`` pass does: single swaps, again while more determine it).
+    What TIE* would report with every test right."""
+    oracle = DeterministicOracle(net, functional_relations(net))
+    parents = {v: tuple(net.parents[v]) for v in net.nodes}
+    out = {}
+    for t in targets or net.nodes:
+        res = mbstat.tie(parents, t, test=oracle, progress=False)
+        found = [tuple(b) for b in res.boundaries]
+        out_of = []
+        det = [b[0] for b in found if len(b) == 1 and t in oracle.closure(b)]
+        reduced: list = []
+        while det:
+            out_of += det
+            pool = [v for v in net.nodes if v != t and v not in out_of]
+            red = mbstat.tie(parents, t, test=oracle, candidates=pool, max_removed=1,
+                             progress=False)
+            reduced = [tuple(b) for b in red.boundaries]
+            det = [b[0] for b in reduced if len(b) == 1 and t in oracle.closure(b)
+                   and b[0] not in out_of]
+        out[t] = ({frozenset(b) for b in found}, {frozenset(b) for b in reduced})
+    return out
+
+
 def _best(boundaries, truth) -> float:
     return max(blanket_scores(b, truth)["F1"] for b in boundaries)
 
 
-def hailfinder(rows: int, seed: int = 1) -> tuple:
-    """Per node F1s and seconds of iamb_fdr, tie, mmpc and ses on one sample."""
+def hailfinder(rows: int, seed: int = 1, pop=None) -> tuple:
+    """Per node F1s of iamb_fdr, tie, mmpc and ses on one sample, with TIE*'s boundaries
+    beside the population's (``pop``: :func:`population`); seconds (wall) and CPU
+    seconds per learner, all nodes."""
     net = load_network("hailfinder")
     data = sample_network("hailfinder", rows, seed=seed)
     out = []
-    seconds = dict.fromkeys(("iamb_fdr", "tie", "mmpc", "ses"), 0.0)
+    names = ("iamb_fdr", "tie", "mmpc", "ses")
+    seconds, cpu = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0.0)
+    for name in names:  # compile first (numba): the times are those of warm runs
+        mbstat.METHODS[name](data, net.nodes[0], progress=False)
     for t in net.nodes:
         mb, pc = net.markov_blanket(t), net.parents_children(t)
         res = {}
-        for name in seconds:
-            start = time.perf_counter()
+        for name in names:
+            start, start_cpu = time.perf_counter(), time.process_time()
             res[name] = mbstat.METHODS[name](data, t, progress=False)
             seconds[name] += time.perf_counter() - start
+            cpu[name] += time.process_time() - start_cpu
         tie, ses = res["tie"], res["ses"]
         reported = (*tie.boundaries, *tie.reduced_boundaries)
         members = {v for c in tie.classes for v in c} | {v for b in reported for v in b}
+        found, reduced = ({frozenset(b) for b in tie.boundaries},
+                          {frozenset(b) for b in tie.reduced_boundaries})
+        p_found, p_reduced = pop[t] if pop else (set(), set())
+        p_members = {v for b in p_found | p_reduced for v in b}
         out.append((t, blanket_scores(res["iamb_fdr"].blanket, mb)["F1"],
                     _best(tie.boundaries, mb), _best(reported, mb), tie.n_boundaries,
-                    len(tie.reduced_boundaries),
-                    frozenset(mb) in {frozenset(b) for b in reported},
-                    set(mb) <= members,
+                    len(tie.reduced_boundaries), len(p_found), len(p_reduced),
+                    found == p_found, reduced == p_reduced,
+                    frozenset(mb) in found | reduced, frozenset(mb) in p_found | p_reduced,
+                    set(mb) <= members, set(mb) <= p_members,
+                    _best(p_found, mb) if pop else np.nan,
+                    _best(p_found | p_reduced, mb) if pop else np.nan,
                     blanket_scores(res["mmpc"].blanket, pc)["F1"], _best(ses.boundaries, pc),
                     ses.n_boundaries))
     frame = pd.DataFrame(out, columns=["node", "iamb_fdr", "tie_best", "tie_best_all", "tie_n",
-                                       "reduced_n", "mb_found", "mb_in_reported", "mmpc",
-                                       "ses_best", "ses_n"])
-    return frame.set_index("node"), seconds
+                                       "reduced_n", "pop_n", "pop_reduced_n", "same_as_pop",
+                                       "reduced_same_as_pop", "mb_found", "mb_found_pop",
+                                       "mb_in_reported", "mb_in_pop", "pop_best",
+                                       "pop_best_all", "mmpc", "ses_best", "ses_n"])
+    return frame.set_index("node"), seconds, cpu
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--dags", type=int, default=None)
+    parser.add_argument("--dags", type=int, default=None, help="0: no oracle DAGs")
     parser.add_argument("--rows", default=None, help="comma-separated hailfinder sizes")
+    parser.add_argument("--no-population", action="store_true",
+                        help="skip the oracle TIE* on hailfinder (about 1-3 minutes)")
     args = parser.parse_args(argv)
-    n_dags = args.dags or (20 if args.quick else 100)
+    n_dags = args.dags if args.dags is not None else (20 if args.quick else 100)
     rows = [int(r) for r in (args.rows or ("5000" if args.quick else "5000,20000")).split(",")]
-    print(f"== oracle: {n_dags} random DAGs of 12 nodes + 3 copies (D-separation oracle)")
-    print(oracle_exactness(n_dags).to_string(float_format=lambda v: f"{v:.3f}"))
+    if n_dags:
+        print(f"== oracle: {n_dags} random DAGs of 12 nodes + 3 copies (D-separation oracle)")
+        print(oracle_exactness(n_dags).to_string(float_format=lambda v: f"{v:.3f}"))
+    pop = None
+    if not args.no_population:
+        start = time.perf_counter()
+        pop = population(load_network("hailfinder"))
+        print(f"\n== hailfinder's population: TIE* with the D-separation oracle and the "
+              f"functional relations of its tables ({time.perf_counter() - start:.0f} s)")
     for n in rows:
-        frame, seconds = hailfinder(n)
+        frame, seconds, cpu = hailfinder(n, pop=pop)
         print(f"\n== hailfinder, {n} rows, seed 1, alpha 0.05, default tests")
-        print(frame.loc[list(NINE)].to_string(float_format=lambda v: f"{v:.3f}"))
-        mean = frame[["iamb_fdr", "tie_best", "tie_best_all", "mmpc", "ses_best"]].mean()
+        cols = ["iamb_fdr", "tie_best", "tie_best_all", "tie_n", "reduced_n", "pop_n",
+                "pop_reduced_n", "same_as_pop", "reduced_same_as_pop", "mb_found_pop",
+                "mb_in_reported", "mb_in_pop", "pop_best_all"]
+        print(frame.loc[list(NINE), cols].to_string(float_format=lambda v: f"{v:.3f}"))
+        mean = frame[["iamb_fdr", "tie_best", "tie_best_all", "mmpc", "ses_best", "pop_best",
+                      "pop_best_all"]].mean()
         print(f"mean F1 over {len(frame)} nodes: iamb_fdr {mean['iamb_fdr']:.4f}, TIE* best "
               f"{mean['tie_best']:.4f} (+{mean['tie_best'] - mean['iamb_fdr']:.4f}), with the "
               f"boundaries without determining variables {mean['tie_best_all']:.4f} "
@@ -144,12 +233,25 @@ def main(argv=None):
         print(f"nine nodes: graph blanket among TIE*'s boundaries (reduced ones included) "
               f"{int(nine['mb_found'].sum())}/9, its members all in TIE*'s classes or "
               f"boundaries {int(nine['mb_in_reported'].sum())}/9")
-        base = seconds["iamb_fdr"]
-        print("seconds for all nodes: " + ", ".join(
+        if pop is not None:
+            print(f"population (every test right): the graph's blanket is a Markov boundary "
+                  f"(or a reduced one) for {int(nine['mb_found_pop'].sum())}/9 of the nine, "
+                  f"its members all in the boundaries for {int(nine['mb_in_pop'].sum())}/9; "
+                  f"mean best F1 {mean['pop_best']:.4f}, {mean['pop_best_all']:.4f} with the "
+                  f"reduced boundaries")
+            print(f"TIE*'s set of boundaries equals the population's for "
+                  f"{int(frame['same_as_pop'].sum())}/{len(frame)} nodes (the nine: "
+                  f"{int(nine['same_as_pop'].sum())}/9); reduced sets equal for "
+                  f"{int(nine['reduced_same_as_pop'].sum())}/9")
+        base, base_cpu = seconds["iamb_fdr"], cpu["iamb_fdr"]
+        print("seconds for all nodes (wall): " + ", ".join(
             f"{k} {v:.1f} ({v / base:.1f}x iamb_fdr)" for k, v in seconds.items()))
+        print("CPU seconds for all nodes: " + ", ".join(
+            f"{k} {v:.1f} ({v / base_cpu:.1f}x iamb_fdr)" for k, v in cpu.items()))
         print(f"boundaries per node: TIE* mean {frame['tie_n'].mean():.2f} (max "
               f"{frame['tie_n'].max()}), SES mean {frame['ses_n'].mean():.2f} (max "
               f"{frame['ses_n'].max()})")
+        print(f"load average: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":

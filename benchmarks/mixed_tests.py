@@ -16,14 +16,20 @@ per-stratum moments, reg-lr's correlation matrix; computed on the first test, co
 and with the former path that reads the rows for every test (``USE_MOMENTS = False``);
 the largest relative difference of the statistics and p-values is printed.
 
+Third section (``--sections levels``, issue #31): the rejection rates of every continuous
+and mixed-data test under simulated nulls, Wilson 95% intervals (the README's level
+table), in the scenarios of vignettes/mixed_tests.py and a discrete pair of 3 x 3 levels
+given two continuous columns (mi-cg's pair logit at 24 df).
+
 Run: ``python benchmarks/mixed_tests.py [--quick] [--n N] [--k K] [--repeats R]
-[--sections statsmodels moments]`` (timings on a shared machine: read the ratios, not the
+[--sections statsmodels moments levels] [--reps R] [--sizes 200 2000] [--scenarios W ...]`` (timings on a shared machine: read the ratios, not the
 seconds).
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -159,6 +165,66 @@ def moments_section(n_values, repeats):
     return table
 
 
+def _pair_3x3(rng, n, alt=False):
+    """x and y of 3 levels, each a multinomial logit of its own in two continuous z
+    columns, independent given them (24 df of mi-cg's pair logit)."""
+    Z = rng.normal(size=(n, 2))
+    cols = {}
+    for name in ("x", "y"):
+        eta = Z @ rng.normal(scale=0.8, size=(2, 3))
+        P = np.exp(eta - eta.max(axis=1, keepdims=True))
+        P /= P.sum(axis=1, keepdims=True)
+        cols[name] = pd.Categorical((rng.random((n, 1)) > P.cumsum(axis=1)).sum(axis=1)
+                                    .clip(0, 2))
+    return pd.DataFrame({**cols, "zc": Z[:, 0], "zc2": Z[:, 1]})
+
+
+def levels_section(reps, sizes, seed, only=None, tests_only=None):
+    """Rejection rates at 0.05 over ``reps`` null data sets per cell, Wilson 95% intervals:
+    the scenarios of vignettes/mixed_tests.py (each test run where the README offers it,
+    and beside it) and a discrete pair of 3 x 3 levels given two continuous columns."""
+    from statsmodels.stats.proportion import proportion_confint
+    from threadpoolctl import threadpool_limits
+
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "vignettes" / "mixed_tests.py"
+    spec = importlib.util.spec_from_file_location("mixed_tests_vignette", path)
+    vignette = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vignette)
+
+    scenarios = [*vignette.SCENARIOS, ("discrete pair 3x3, 2 cont z", _pair_3x3,
+                                       vignette.MIXED)]
+    rows = []
+    for name, make, tests in scenarios:
+        if only is not None and not any(o in name for o in only):
+            continue
+        tests = [t for t in tests if tests_only is None or t in tests_only]
+        for n in sizes:
+            rng = np.random.default_rng(seed)
+            hits = dict.fromkeys(tests, 0)
+            seconds = dict.fromkeys(tests, 0.0)
+            with threadpool_limits(1):
+                for _ in range(reps):
+                    df = make(rng, n, False)
+                    z = [c for c in df.columns if c not in ("x", "y")]
+                    for t in tests:
+                        t0 = time.perf_counter()
+                        hits[t] += CITester(df, t).test("x", "y", z).pvalue <= 0.05
+                        seconds[t] += time.perf_counter() - t0
+            for t in tests:
+                low, high = proportion_confint(hits[t], reps, 0.05, method="wilson")
+                rows.append({"scenario": name, "n": n, "test": t, "rejected": hits[t],
+                             "nulls": reps, "rate": hits[t] / reps, "low": low, "high": high,
+                             "holds": low <= 0.05 <= high or high < 0.05,
+                             "ms/test": 1000 * seconds[t] / reps})
+            print(pd.DataFrame(rows[-len(tests):]).to_string(index=False), flush=True)
+    table = pd.DataFrame(rows).set_index(["scenario", "n", "test"])
+    print(f"Rejection rates at alpha = 0.05 over {reps} null data sets per cell (Wilson 95%)")
+    print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+    return table
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -167,8 +233,21 @@ def main(argv=None):
                         help="candidates (default 100; quick 20)")
     parser.add_argument("--repeats", type=int, default=None, help="default 3; quick 1")
     parser.add_argument("--sections", nargs="+", default=["statsmodels", "moments"],
-                        choices=["statsmodels", "moments"])
+                        choices=["statsmodels", "moments", "levels"])
+    parser.add_argument("--reps", type=int, default=None,
+                        help="levels: null data sets per cell (default 500; quick 40)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None,
+                        help="levels: rows (default 200 2000; quick 200)")
+    parser.add_argument("--scenarios", nargs="+", default=None,
+                        help="levels: scenarios whose name contains one of these words")
+    parser.add_argument("--tests", nargs="+", default=None,
+                        help="levels: only these tests (default every one a scenario offers)")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if "levels" in args.sections:
+        levels_section(args.reps or (40 if args.quick else 500),
+                       args.sizes or ([200] if args.quick else [200, 2000]), args.seed,
+                       args.scenarios, args.tests)
     n = args.n or (1000 if args.quick else 5000)
     k = args.k or (20 if args.quick else 100)
     repeats = args.repeats or (1 if args.quick else 3)

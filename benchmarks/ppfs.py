@@ -23,7 +23,8 @@ than PyImpetus, within 20 s on ALARM 3,000 x 37.
 Run::
 
     PYTHONPATH=. python benchmarks/ppfs.py              # the three cases (minutes)
-    PYTHONPATH=. python benchmarks/ppfs.py --quick      # CI-sized: 600 rows, no PyImpetus
+    PYTHONPATH=. python benchmarks/ppfs.py --quick      # CI-sized: 600 rows
+    PYTHONPATH=. python benchmarks/ppfs.py --cases alarm --no-loco   # one case, no LOCO
     PYTHONPATH=. python benchmarks/ppfs.py --wdbc       # also the paper's WDBC timing
 
 PyImpetus is optional (``pip install PyImpetus seaborn``; it imports seaborn without
@@ -65,15 +66,19 @@ def alarm_case(n, seed):
             set(load_network("alarm").markov_blanket("HR")), "classification")
 
 
-def cases(quick: bool, seed: int) -> dict:
+CASES = ("classification", "friedman", "alarm")
+
+
+def cases(quick: bool, seed: int, which=CASES) -> dict:
     n = 600 if quick else None
-    return {
+    made = {
         f"make_classification {n or 2000} x {40 if quick else 100} (5 informative)":
-            classification_case(n or 2000, 40 if quick else 100, seed),
+            lambda: classification_case(n or 2000, 40 if quick else 100, seed),
         f"Friedman-1 {n or 2000} x {20 if quick else 60}":
-            friedman_case(n or 2000, 20 if quick else 60, seed),
-        f"ALARM {n or 3000} x 37, target HR": alarm_case(n or 3000, seed),
+            lambda: friedman_case(n or 2000, 20 if quick else 60, seed),
+        f"ALARM {n or 3000} x 37, target HR": lambda: alarm_case(n or 3000, seed),
     }
+    return {name: make() for (name, make), key in zip(made.items(), CASES) if key in which}
 
 
 # -------------------------------------------------------------- the measures
@@ -113,7 +118,7 @@ def pyimpetus_classes():
     return PPIMBC, PPIMBR
 
 
-def configurations(task, seed, peer) -> dict:
+def configurations(task, seed, peer, loco=True) -> dict:
     from mbstat.algorithms.ppfs import ppfs
 
     runs = {
@@ -122,9 +127,10 @@ def configurations(task, seed, peer) -> dict:
         "ppfs model='tree', test='ppi' (paper)":
             lambda d, t: ppfs(d, t, model="tree", test="ppi", merge="paper", seed=seed,
                               n_jobs=-1, progress=False).selected,
-        "ppfs test='loco'":
-            lambda d, t: ppfs(d, t, test="loco", seed=seed, progress=False).selected,
     }
+    if loco:
+        runs["ppfs test='loco'"] = lambda d, t: ppfs(d, t, test="loco", seed=seed,
+                                                     progress=False).selected
     if peer is not None:
         from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -141,14 +147,14 @@ def configurations(task, seed, peer) -> dict:
     return runs
 
 
-def run_case(name, case, seed, peer) -> pd.DataFrame:
+def run_case(name, case, seed, peer, loco=True) -> pd.DataFrame:
     from sklearn.model_selection import train_test_split
 
     frame, target, truth, task = case
     strat = frame[target] if task == "classification" else None
     train, test = train_test_split(frame, test_size=0.3, random_state=seed, stratify=strat)
     rows = []
-    for label, fn in configurations(task, seed, peer).items():
+    for label, fn in configurations(task, seed, peer, loco).items():
         start = time.perf_counter()
         try:
             found = list(fn(train, target))
@@ -231,18 +237,25 @@ def wdbc(seed, peer):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="CI-sized: 600 rows, fewer features, no PyImpetus")
+                        help="CI-sized: 600 rows, fewer features")
+    parser.add_argument("--cases", default=",".join(CASES),
+                        help=f"comma-separated, among {', '.join(CASES)} (default: all)")
+    parser.add_argument("--no-loco", action="store_true", help="skip test='loco'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-pyimpetus", action="store_true")
     parser.add_argument("--wdbc", action="store_true", help="also the paper's WDBC timing")
     args = parser.parse_args(argv)
-    peer = None if args.quick or args.no_pyimpetus else pyimpetus_classes()
+    peer = None if args.no_pyimpetus else pyimpetus_classes()
+    which = [c.strip() for c in args.cases.split(",") if c.strip()]
+    unknown = sorted(set(which) - set(CASES))
+    if unknown:
+        parser.error(f"--cases: unknown {unknown}; choose among {list(CASES)}")
     print(f"ppfs (issue 27) on {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.2f} at start; seed {args.seed}\n", flush=True)
     results = []
-    for name, case in cases(args.quick, args.seed).items():
+    for name, case in cases(args.quick, args.seed, which).items():
         print(name, flush=True)
-        table = run_case(name, case, args.seed, peer)
+        table = run_case(name, case, args.seed, peer, not args.no_loco)
         results += checks(name, table, name.startswith("ALARM") and not args.quick)
         print(flush=True)
     print("Checks (issue 27):")

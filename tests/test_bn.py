@@ -417,7 +417,9 @@ def test_d_separated_module_function_matches_method(asia):
                 assert sep(y, x, z) == expected
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 100 random DAGs of 2 to 30 nodes, 35 queries each (200 took twice the time); d-separation
+# is also checked exhaustively on asia and on every node of 40 seeded DAGs above
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.integers(2, 30),
     p=st.floats(0.0, 0.5),

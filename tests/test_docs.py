@@ -85,3 +85,62 @@ def test_gallery_check_fails_on_a_missing_figure(check, tmp_path):
     (html / "gallery" / "examples" / "plot_a.html").unlink()
     assert check.missing_figures(html, src)["examples/plot_a"].startswith("no page")
     assert check.missing_figures(html, tmp_path / "none")  # nothing built: a failure
+
+
+def _includes(page: Path):
+    """The ``{include}`` directives of a MyST page: (included file, start-after, end-before)."""
+    import re
+    out = []
+    for block in re.findall(r"```\{include\} (\S+)\n(.*?)```", page.read_text(), re.S):
+        target, options = block
+        opts = dict(re.findall(r':([\w-]+): "(.*)"', options))
+        out.append(((page.parent / target).resolve(), opts.get("start-after"),
+                    opts.get("end-before")))
+    return out
+
+
+def test_every_include_finds_its_markers():
+    """A renamed README heading or table marker fails here before the site is built."""
+    pages = [p for p in DOCS.rglob("*.md") if "_build" not in p.parts]
+    seen = 0
+    for page in pages:
+        for target, start, end in _includes(page):
+            text = target.read_text()
+            i = text.find(start) if start else 0
+            assert i >= 0, f"{page.name}: {start!r} not in {target.name}"
+            if end:
+                assert text.find(end, i) > i, f"{page.name}: {end!r} not after {start!r}"
+            seen += 1
+    assert seen >= 5  # getting started (install, quick start, first look), learners, tests
+
+
+def test_readme_links_point_at_files():
+    import re
+    text = (ROOT / "README.md").read_text()
+    links = [l for l in re.findall(r"\]\(([^)#\s]+)\)", text) if "://" not in l]
+    assert links
+    for link in links:
+        assert (ROOT / link).exists(), link
+
+
+def test_readme_quick_start_installs_and_runs_the_suite():
+    """.ci/run installs as the Quick start says and runs ``python -m pytest``."""
+    text = (ROOT / "README.md").read_text()
+    quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert 'pip install -e ".[test]"' in quick and "python -m pytest" in quick
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'pip install --quiet --disable-pip-version-check -e ".[test]"' in ci
+    assert "\npython -m pytest\n" in ci
+
+
+def test_readme_stays_a_newcomers_page():
+    """The README holds what a newcomer reads in five minutes; tables of measurements and
+    reference material go to the user guide (docs/user_guide/), which the README links."""
+    import re
+    text = (ROOT / "README.md").read_text()
+    headings = re.findall(r"(?m)^## (.+)$", text)
+    assert headings[:5] == ["Install", "Quick start", "A first look", "Choosing a learner",
+                            "Choosing a test"]
+    assert "Where to go next" in headings and "Running the tests" in headings
+    lines = len(text.splitlines())
+    assert lines <= 250, f"README.md has {lines} lines: move reference material to docs/user_guide"

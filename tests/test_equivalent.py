@@ -157,6 +157,30 @@ def test_ses_queue_and_equivalence_test():
     assert not res.unique
 
 
+def test_ses_identify_equivalence_visits_in_column_order():
+    """IdentifyEquivalence.R visits the selected and remaining variables in column order,
+    each given the subsets of the selected ones as they stand when it is visited (line
+    14): R (a remaining parent of T, column before S1) is tested given {S1, S2} before S1
+    (S1 -> S2 -> T: independent given the last added S2) leaves; then S1 leaves, and no
+    queue takes it (S2 is not independent of T given S1)."""
+    from mbstat.algorithms.learners import Run
+    from mbstat.algorithms.ses import _SES
+
+    parents = {"R": (), "S1": (), "S2": ("S1",), "T": ("R", "S2")}
+    tester = CITester(parents, "oracle", dag=parents)
+    run = Run(tester, "T", ["R", "S1", "S2"], 0.0)
+    s = _SES(run, "T", run.candidates, 3, record=True)
+    for x in ("R", "S1", "S2"):
+        s.update(x, tester.test(x, "T"))
+    s.selected, s.remaining, s.last = ["S1", "S2"], ["R"], "S2"
+    s.identify_equivalence()
+    log = tester.log
+    asked = list(zip(log["x"], log["z"]))
+    assert asked.index(("R", "S1, S2")) < asked.index(("S1", "S2"))
+    assert s.selected == ["S2"] and s.remaining == ["R"]
+    assert s.queues["S2"] == ["S2"] and not s.equivalences
+
+
 # ------------------------------------------------------------------ data
 def _copied(n=3000, seed=0):
     data = sample_network("asia", n, seed=seed)

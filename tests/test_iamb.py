@@ -23,7 +23,9 @@ from mbstat.results import MBResult
 # random DAGs for the oracle checks (shared with test_iamb_ip and test_mbor)
 # ---------------------------------------------------------------------------
 
-N_DAGS = 200
+#: 100 DAGs (1,195 nodes; the 8 largest, 23 to 30 nodes, always in): the oracle runs cost
+#: about the square of the size, so 200 took twice the time and added no kind of DAG
+N_DAGS = 100
 
 
 def oracle_dags(n_dags: int = N_DAGS):
@@ -41,8 +43,8 @@ def oracle_dags(n_dags: int = N_DAGS):
 # ---------------------------------------------------------------------------
 
 
-def test_oracle_200_random_dags_every_node():
-    """IAMB and Inter-IAMB return the true blanket of every node of 200 random DAGs (up to
+def test_oracle_random_dags_every_node():
+    """IAMB and Inter-IAMB return the true blanket of every node of 100 random DAGs (up to
     30 nodes).
 
     The search itself on one oracle tester per DAG, shared by both methods (no result
@@ -57,7 +59,7 @@ def test_oracle_200_random_dags_every_node():
                 found = search(tester, v, [c for c in net.nodes if c != v], method)
                 assert set(found) == truth[v], (method, i, v, sorted(found), sorted(truth[v]))
             checked += 1
-    assert checked > 2000
+    assert checked > 1000
 
 
 def test_oracle_public_api():

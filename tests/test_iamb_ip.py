@@ -26,9 +26,9 @@ LOG99 = math.log(99)
 # ---------------------------------------------------------------------------
 
 
-def test_oracle_200_random_dags_empty_and_random_priors():
-    """With no prior the MI-scale search returns the true blanket of every node of 200
-    random DAGs; capped priors (|alpha_d w| <= alpha_s), right or wrong, cannot add an
+def test_oracle_random_dags_empty_and_random_priors():
+    """With no prior the MI-scale search returns the true blanket of every node of 100
+    random DAGs (test_iamb.oracle_dags); capped priors (|alpha_d w| <= alpha_s), right or wrong, cannot add an
     independent feature or drop a dependent one, so random priors leave it exact too."""
     rng = np.random.default_rng(5)
     checked = 0
@@ -44,7 +44,7 @@ def test_oracle_200_random_dags_empty_and_random_priors():
             rule = mi_rule(prior, 0.02, 1e6, tester.n)
             assert set(search(tester, v, others, rule=rule)) == truth[v], (i, v, prior)
             checked += 1
-    assert checked > 2000
+    assert checked > 1000
 
 
 def test_oracle_public_api():

@@ -31,9 +31,9 @@ mbor_module = importlib.import_module("mbstat.algorithms.mbor")  # the name mbor
 
 
 @pytest.mark.parametrize("half", [0, 1])
-def test_oracle_200_random_dags_every_node(half):
+def test_oracle_random_dags_every_node(half):
     """MBOR returns the true parents-and-children set and the true blanket of every node
-    of 200 random DAGs (up to 30 nodes), with its default (exhaustive) max_k.
+    of 100 random DAGs (test_iamb.oracle_dags) (up to 30 nodes), with its default (exhaustive) max_k.
 
     The algorithm itself on one oracle tester per DAG, MBtoPC results shared between the
     targets of a DAG (a pure cache); the public function is checked on a subset below.
@@ -51,7 +51,7 @@ def test_oracle_200_random_dags_every_node(half):
             assert set(sp) == net.spouses(v) - net.parents_children(v), (i, v, sorted(sp))
             assert net.markov_blanket(v) <= set(pcs) | set(sps)
             checked += 1
-    assert checked > 1000
+    assert checked > 500
 
 
 def test_oracle_public_api():

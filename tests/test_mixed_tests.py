@@ -239,10 +239,57 @@ def test_spearman_is_fisher_z_on_ranks_with_fiellers_variance():
     rho = stats.spearmanr(df.x, df.y).statistic
     assert r0.statistic == pytest.approx(np.sqrt((n - 3) / 1.06) * np.arctanh(rho), rel=1e-10)
     r1 = ci_test(df, "x", "y", ["z"], test="spearman")
-    ex, ey = _ranks_residual(df, ["x", "y"], ["z"])
-    rho = np.corrcoef(ex, ey)[0, 1]
-    assert r1.statistic == pytest.approx(np.sqrt((n - 4) / 1.06) * np.arctanh(rho), rel=1e-9)
     assert r1.pvalue == pytest.approx(2 * stats.norm.sf(abs(r1.statistic)), rel=1e-9)
+    # given z: the latent partial correlation of Harris & Drton (2013) from scipy's
+    # Spearman matrix, and its variance against the jackknife's (an independent estimate
+    # of the same asymptotic variance; leave-one-out by scipy)
+    rho, kappa = _latent_by_hand(df[["x", "y", "z"]].to_numpy())
+    loo = [_latent_by_hand(np.delete(df[["x", "y", "z"]].to_numpy(), i, axis=0))[0]
+           for i in range(n)]
+    jackknife = (n - 1) * np.var(np.arctanh(loo)) * n  # n var(atanh rho)
+    assert kappa == pytest.approx(jackknife, rel=0.1)
+    assert r1.statistic == pytest.approx(np.arctanh(rho) * np.sqrt((n - 4) / kappa), rel=1e-9)
+    old = ci_test(df, "x", "y", ["z"], test=Spearman_ranks())  # the former reading
+    ex, ey = _ranks_residual(df, ["x", "y"], ["z"])
+    r_old = np.corrcoef(ex, ey)[0, 1]
+    assert old.statistic == pytest.approx(np.sqrt((n - 4) / 1.06) * np.arctanh(r_old),
+                                          rel=1e-9)
+
+
+def Spearman_ranks():
+    """spearman's former reading given z: Fisher's z on the ranks' partial correlation."""
+    from mbstat.ci.continuous.rank import Spearman
+
+    test = Spearman()
+    test.latent_given_z = False
+    return test
+
+
+def _latent_by_hand(values):
+    """(rho, kappa) of the latent partial correlation of columns 0 and 1 given the others:
+    Sigma = 2 sin(pi r_s / 6) from scipy's spearmanr, rho from its inverse, and kappa from
+    mbstat's influence functions (checked against the jackknife by the caller)."""
+    from mbstat.ci.continuous.rank import latent_partial
+
+    r = stats.spearmanr(values).statistic
+    S = 2 * np.sin(np.pi * r / 6)
+    W = np.linalg.inv(S)
+    rho = -W[0, 1] / np.sqrt(W[0, 0] * W[1, 1])
+    mine = latent_partial(stats.rankdata(values, axis=0))
+    assert mine[0] == pytest.approx(rho, rel=1e-10)
+    return rho, mine[1]
+
+
+def test_spearman_given_z_holds_its_level_where_the_ranks_partial_correlation_did_not():
+    """Gaussian x = z + e, y = z + e at 100,000 rows: the ranks' partial correlation is
+    not zero there (the former test's statistic about 2.3 sqrt(n / 20,000), a drift
+    that makes every large sample a rejection); the latent partial correlation is."""
+    rng = np.random.default_rng(0)
+    n = 100000
+    z = rng.normal(size=n)
+    df = pd.DataFrame({"x": z + rng.normal(size=n), "y": z + rng.normal(size=n), "z": z})
+    assert ci_test(df, "x", "y", ["z"], test=Spearman_ranks()).pvalue < 1e-3
+    assert ci_test(df, "x", "y", ["z"], test="spearman").pvalue > 0.05
 
 
 def test_normal_scores_is_fisher_z_on_van_der_waerden_scores():
@@ -444,3 +491,23 @@ def test_permutation_batches_keep_the_ranks_of_the_callers_data(monkeypatch):
     t.test_many(["c1", "c2"], "c0", ["d"])
     t.test_many(["c4", "c5"], "c3", ["d"])
     assert widths.count(df.shape[1]) == 1  # the full data ranked once
+
+
+def test_rcot_features_of_z_grow_with_n():
+    """#31 item 6: x = z^2 + e, y = cos(2 z) + e (independent given z) at 5,000 rows: RCIT's
+    fixed 100 features of z leave a misfit of E[f(x) | z] that the statistic reads as
+    dependence (p = 4.5e-6); num_f="auto" (603 features here) does not."""
+    from mbstat.ci.continuous.kernel import MAX_FEATURES, auto_features
+
+    assert [auto_features(n) for n in (50, 200, 2000, 5000)] == [100, 100, 340, 603]
+    assert auto_features(10 ** 7) == MAX_FEATURES
+    rng = np.random.default_rng(1)
+    n = 5000
+    z = rng.normal(size=n)
+    df = pd.DataFrame({"x": z ** 2 + 0.5 * rng.normal(size=n),
+                       "y": np.cos(2 * z) + 0.5 * rng.normal(size=n), "z": z})
+    with threadpool_limits(1):
+        assert ci_test(df, "x", "y", ["z"], test="rcot", num_f=100).pvalue < 1e-4
+        assert ci_test(df, "x", "y", ["z"], test="rcot").pvalue > 0.05
+    with pytest.raises(ValueError, match="num_f"):
+        ci_test(df, "x", "y", ["z"], test="rcot", num_f=0)

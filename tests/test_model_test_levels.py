@@ -7,6 +7,9 @@ hold the level; the 10 of 100 was a chance excess (P(>= 10 of 100) = 0.03 at 0.0
 200 nulls each, the Wilson interval of the rejection rate must reach down to 0.05."""
 from __future__ import annotations
 
+import runpy
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,26 +17,17 @@ from statsmodels.stats.proportion import proportion_confint
 
 from mbstat.ci import crt_test, loco_test
 
-
-def three_class_null(seed: int, n: int = 300) -> pd.DataFrame:
-    """The scenario of issue 31 item 6 (as the calibration vignette draws it)."""
-    rng = np.random.default_rng(seed)
-    z = rng.normal(size=n)
-    x = (z + rng.normal(size=n) > 0).astype(float) + (z > 1)
-    logits = np.column_stack([np.zeros(n), 1.5 * z, -1.5 * z])
-    prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
-    y = (rng.random(n)[:, None] > prob.cumsum(axis=1)).sum(axis=1)
-    return pd.DataFrame({"x": x, "z": z, "y": y})
+#: The vignette's scenario (one definition: ``vignettes/ppi_calibration.py``).
+VIGNETTE = runpy.run_path(str(Path(__file__).parents[1] / "vignettes" / "ppi_calibration.py"),
+                          run_name="not_main")
+three_class_null = VIGNETTE["three_class_null"]
 
 
 def test_the_scenario_is_the_vignettes():
-    import runpy
-    from pathlib import Path
-
-    path = Path(__file__).parents[1] / "vignettes" / "ppi_calibration.py"
-    vignette = runpy.run_path(str(path), run_name="not_main")
-    pd.testing.assert_frame_equal(vignette["simulate"]("3 classes, x step", 7),
+    pd.testing.assert_frame_equal(VIGNETTE["simulate"]("3 classes, x step", 7),
                                   three_class_null(7))
+    df = three_class_null(7)
+    assert len(df) == 300 and set(df["y"]) == {0, 1, 2} and set(df["x"]) == {0.0, 1.0, 2.0}
 
 
 @pytest.mark.slow

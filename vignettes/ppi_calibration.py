@@ -62,6 +62,18 @@ N = 500
 ALPHA = 0.05
 
 
+def three_class_null(seed: int, n: int = 300) -> pd.DataFrame:
+    """The null scenario "3 classes, x step" (issue 31 item 6): y in {0, 1, 2} with logits
+    (0, 1.5 z, -1.5 z), x = 1[z + e > 0] + 1[z > 1], x independent of y given z."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    x = (z + rng.normal(size=n) > 0).astype(float) + (z > 1)
+    logits = np.column_stack([np.zeros(n), 1.5 * z, -1.5 * z])
+    prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = (rng.random(n)[:, None] > prob.cumsum(axis=1)).sum(axis=1)
+    return pd.DataFrame({"x": x, "z": z, "y": y})
+
+
 def simulate(scenario: str, seed: int, n: int = N) -> pd.DataFrame:
     """One data set of a scenario (see the introduction)."""
     rng = np.random.default_rng(seed)
@@ -72,14 +84,7 @@ def simulate(scenario: str, seed: int, n: int = N) -> pd.DataFrame:
     if scenario == "class, x indep.":
         x = rng.normal(size=n)
     if scenario == "3 classes, x step":
-        n = 300
-        rng = np.random.default_rng(seed)
-        z = rng.normal(size=n)
-        x = (z + rng.normal(size=n) > 0).astype(float) + (z > 1)
-        logits = np.column_stack([np.zeros(n), 1.5 * z, -1.5 * z])
-        prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
-        y = (rng.random(n)[:, None] > prob.cumsum(axis=1)).sum(axis=1)
-        return pd.DataFrame({"x": x, "z": z, "y": y})
+        return three_class_null(seed)
     if scenario == "class, x categorical":
         logits = np.outer(z, [-1.0, 0.0, 1.0])
         prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)

@@ -80,7 +80,9 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         Its cost here is below LOCO's (``benchmarks/ppfs.py``): the growth step (z
         empty) tests every candidate in one pass (a histogram model of the target given
         each candidate, refitted for each permutation of the target, one permutation
-        serving every candidate); a shrink step's models (the holdout test, with
+        serving every candidate), and so does a discrete candidate given a discrete rest
+        with populated strata (permutations within its strata: the conditional permutation
+        test, its statistic the conditional G^2); a shrink step's models (the holdout test, with
         ``model``) serve every member; the draws of x given z are made once per
         conditioning set and kept; a shuffle given a discrete z shuffles the model's
         predictions, and a tree model's draws are read from one prediction per interval

@@ -162,21 +162,29 @@ class _SES:
 
     def identify_equivalence(self) -> None:
         """IdentifyEquivalence.R: every selected or remaining variable but the last added
-        is tested given the subsets of the selected ones (without it) that hold the last
-        added; at the first independence it leaves for good, and identifyTheEquivalent
-        looks for the member of that separating set it can stand for.
+        (lines 3-11), in column order, is tested given the subsets of the selected ones
+        without it (``cs``, taken when it is visited: line 14) that hold the last added
+        (lines 19-28); at the first independence it leaves for good (lines 46-48) and
+        identifyTheEquivalent looks for the member of that separating set it can stand
+        for (line 49).
 
-        Reading chosen (batching): MXM visits the variables in column order, the
-        selected and the remaining ones mixed; here the selected ones first (in column
-        order, one test at a time, as MXM), then every remaining one together, one batch
-        per subset. The subsets a remaining variable is tested given are the same unless
-        a selected variable of larger column index leaves in the same pass: MXM tests
-        it given subsets without that variable, this reading given subsets with it too
-        (more separating sets tried; the same with the oracle)."""
+        Batching, same tests and same decisions as MXM's order: the remaining variables
+        visited between two selected ones see the same ``cs`` (a remaining variable
+        changes no ``cs``), so they are tested together, one batch per subset; each one's
+        tests stop at its first independence as in MXM's loop. Their exclusions and
+        identifyTheEquivalent calls are then applied in column order (the queues grow in
+        MXM's order)."""
         if self.last is None:
             return
         order = {x: i for i, x in enumerate(self.pool)}
-        for cvar in sorted(self.selected, key=order.get):
+        visit = sorted({*self.selected, *self.remaining}, key=order.get)
+        pending: list = []
+        for cvar in visit:
+            if cvar in self.remaining:
+                pending.append(cvar)
+                continue
+            self._remaining_block(pending, order)
+            pending = []
             if cvar == self.last or cvar in self.fixed or cvar not in self.selected:
                 continue
             cs = [v for v in sorted(self.selected, key=order.get) if v != cvar]
@@ -189,8 +197,16 @@ class _SES:
                     self.identify_the_equivalent(cvar, z)
                     break
                 self.keep(cvar, res, self.phase("equivalence"))
-        open_ = sorted(self.remaining, key=order.get)
+        self._remaining_block(pending, order)
+
+    def _remaining_block(self, block, order) -> None:
+        """The remaining variables of ``block`` (consecutive in column order, no selected
+        one between them) given the subsets of the selected ones, one batch per subset."""
+        if not block:
+            return
         cs = sorted(self.selected, key=order.get)
+        open_ = list(block)
+        left = {}
         for z in self.subsets(cs):
             if not open_:
                 break
@@ -202,9 +218,13 @@ class _SES:
                 self.update(cvar, res)
                 if independent[i]:
                     open_.remove(cvar)
-                    self.remaining.remove(cvar)
-                    self.exclude(cvar, res, self.phase("equivalence"))
-                    self.identify_the_equivalent(cvar, z)
+                    left[cvar] = (res, z)
+        for cvar in block:  # MXM's order: one variable after the other
+            if cvar in left:
+                res, z = left[cvar]
+                self.remaining.remove(cvar)
+                self.exclude(cvar, res, self.phase("equivalence"))
+                self.identify_the_equivalent(cvar, z)
 
     def identify_the_equivalent(self, cvar, z) -> None:
         """identifyTheEquivalent.R: for each w of the separating set z (in its order), w
@@ -398,9 +418,61 @@ def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
 
     Notes
     -----
-    MXM could not be installed here (its dependencies Rfast, Rfast2 and others are not
-    packaged by Debian, and CRAN is not reachable); this reading was checked by hand
-    against MXM 1.5.5's R code (the files above), with these choices stated:
-    ``identify_equivalence`` batches the remaining variables (see its docstring); a test
-    that could not be computed (NaN) never updates an association.
+    MXM could not be installed here (Rfast, Rfast2 and its other dependencies are not
+    packaged by Debian, and CRAN is not reachable). This reading was checked by hand,
+    line by line, against MXM 1.5.5's R code (``github:cran/MXM``, commit 46a6170).
+
+    Where it agrees (same tests asked, same decisions, given the same p-values):
+
+    - First selection: the smallest univariate p-value, the first column on ties
+      (``InternalSES.R`` 48, ``which.min``); the candidates with p > alpha are never
+      visited again (55-58); none dependent: nothing selected (17-40).
+    - The loop IdentifyEquivalence -> max_min_assoc while any remain, then one more
+      IdentifyEquivalence (``InternalSES.R`` 63-92, 94); the selected variable's test is
+      p <= alpha (83), independence is p > alpha (mbstat's ``decide``; MXM compares
+      log p with log alpha, ``SES.R`` 294).
+    - IdentifyEquivalence (``IdentifyEquivalence.R``): the selected and remaining
+      variables in column order (3, 7), the last added skipped (4, 9-11), ``cs`` the
+      selected ones without the variable, taken when it is visited (13-14), subsets of
+      sizes 1..min(max_k, |cs|) that hold the last added, the others in ``nchoosek``
+      order (15-28), the weakest association kept (38-41), the first independence
+      removes the variable and calls identifyTheEquivalent (46-52). mbstat batches the
+      remaining variables visited between two selected ones (same ``cs``), then applies
+      their removals in column order (:meth:`_SES.identify_equivalence`).
+    - identifyTheEquivalent (``identifyTheEquivalent.R`` 7-17): each w of the separating
+      set in its order, w against T given (z without w) plus the removed variable; at the
+      first p > alpha the removed variable's queue is appended to w's, then stop.
+    - max_min_assoc / min_assoc (``max_min_assoc.R`` 8-22, ``min_assoc.R`` 4-37): the
+      remaining variable whose weakest association (largest p over the subsets with the
+      last added; ties: the smaller statistic, ``min_assoc.R`` 29) is strongest
+      (``compare_p_values.R``: smaller p, equal p the larger statistic; the first column
+      on ties). mbstat asks no test here: min_assoc's subsets (the final ``cs``) are among
+      those IdentifyEquivalence just tested the variable given (a variable still
+      remaining was tested given all of them), and MXM's kept p-value already holds
+      those tests (``min_assoc.R`` 4).
+    - Output: the selected variables' queues, each ``unique``, in column order
+      (``InternalSES.R`` 107-108); the signatures are their ``expand.grid`` (120).
+
+    Where it departs:
+
+    - The tests. MXM's default for a factor target is a logistic/multinomial/ordinal
+      regression test (``SES.R`` 146-156); G2 is ``test = "gSquare"`` (``gSquare.R``,
+      Rfast's ``cat.ci`` and, univariate, ``g2tests``, ``univregs.R`` 40-47: asymptotic
+      chi-square with Rfast's degrees of freedom, not read here). mbstat's ``g2`` uses
+      bnlearn's degrees of freedom and a semiparametric p-value on sparse tables, and a
+      test its power rule skips counts as independence. The same search on different
+      p-values can return different sets.
+    - Missing values: MXM replaces them by the column's median or mode with a warning
+      (``SES.R`` 87-104); mbstat raises, or deletes test-wise (``na="pairwise"``).
+    - A test that returns NaN: MXM's min_assoc replaces the kept p-value by NA
+      (``!compare_p_values`` is TRUE on NA, ``min_assoc.R`` 29) and max_min_assoc's
+      ``if (NA > threshold)`` then fails (``max_min_assoc.R`` 16); mbstat keeps the old
+      value, and drops a variable with only NaN associations.
+    - Not carried over: ``backward`` (``mmpcbackphase``, ``SES.R`` 299-308; default
+      FALSE), ``wei``, ``ini``, ``hash`` (mbstat's tester always caches), ``ncores``.
+      ``max_k=None`` (no cap) is mbstat's; MXM needs max_k >= 1 (``SES.R`` 285-289).
+    - mbstat's additions: whitelist/blacklist, ``symmetry="and"`` (MMPC's correction,
+      absent from MXM), ``without_determining`` (``reduced_boundaries``) and the notes on
+      (near-)deterministic relations; the test counts differ (MXM's ``n.tests`` counts
+      hash entries, ``InternalSES.R`` 131; mbstat counts the tests computed).
     """

@@ -85,8 +85,9 @@ TESTS = MappingProxyType({
     "fisher_z": TestSpec(FisherZ, {}, (), "continuous",
                          "Fisher's z test of zero partial correlation (Gaussian data)"),
     "spearman": TestSpec(Spearman, {}, _MODEL_PERMUTED, "continuous",
-                         "Spearman's rank partial correlation: Fisher's z on ranks, variance "
-                         "1.06 / (n - |z| - 3) (monotone relations)",
+                         "Spearman's rank correlation: Fisher's z on r_s, variance 1.06 / (n "
+                         "- 3); given z, the latent partial correlation of a Gaussian copula "
+                         "(Harris & Drton 2013), influence-function variance",
                          {"calibration": "asymptotic"}),
     "normal-scores": TestSpec(NormalScores, {}, _MODEL_PERMUTED, "continuous",
                               "normal-scores (nonparanormal) partial correlation: Fisher's z "
@@ -94,7 +95,7 @@ TESTS = MappingProxyType({
     "rcot": TestSpec(RCoT, {}, ("num_f", "num_f2", "calibration", "B", "seed"), "continuous",
                      "randomized conditional correlation test (Strobl et al. 2019): random "
                      "Fourier features, Hall-Buckley-Eagleson null; non-linear relations, "
-                     "large n", {"num_f": 100, "num_f2": 5, "calibration": "asymptotic"}),
+                     "large n", {"num_f": "auto", "num_f2": 5, "calibration": "asymptotic"}),
     "mi-cg": TestSpec(ConditionalGaussian, {}, ("correction", *_MODEL_PERMUTED), "mixed",
                       "conditional Gaussian likelihood-ratio test, bnlearn's mi-cg: continuous "
                       "variables Gaussian and linear within the strata of the discrete ones",

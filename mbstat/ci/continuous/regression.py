@@ -60,9 +60,11 @@ def block(dataset, cols) -> np.ndarray:
 
 def _logit_loglik(eta, Y):
     """Multinomial log-likelihood (K,) of linear predictors eta (K, n, m) of the classes
-    1..m (class 0 the reference) for one-hot classes Y (n, m + 1)."""
+    1..m (class 0 the reference) for one-hot classes Y (n, m + 1), or (K, n, m + 1): one
+    set of classes per fit."""
     full = np.concatenate([np.zeros(eta.shape[:2] + (1,)), eta], axis=2)
-    return np.einsum("knm,nm->k", full, Y) - _logsumexp(full).sum(axis=1)
+    fit = np.einsum("knm,knm->k", full, Y) if Y.ndim == 3 else np.einsum("knm,nm->k", full, Y)
+    return fit - _logsumexp(full).sum(axis=1)
 
 
 def _logsumexp(a):
@@ -78,6 +80,18 @@ def _logsumexp(a):
     return top + np.log(total)
 
 
+def _newton_step(H, grad):
+    """H^-1 grad for a stack of information matrices H (K, p, p): Cholesky solves where
+    every H is positive definite (the usual case), else the pseudo-inverse (a rank-
+    deficient design, a class that does not occur)."""
+    try:
+        L = np.linalg.cholesky(H)
+    except np.linalg.LinAlgError:
+        return np.einsum("kij,kj->ki", np.linalg.pinv(H, hermitian=True), grad)
+    half = np.linalg.solve(L, grad[..., None])
+    return np.linalg.solve(L.transpose(0, 2, 1), half)[..., 0]
+
+
 def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
     """Maximum-likelihood (multinomial) logistic fits of K designs at once.
 
@@ -85,8 +99,9 @@ def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
     ----------
     X : ndarray (K, n, d)
         K stacked designs (an intercept column included by the caller).
-    Y : ndarray (n, m + 1)
-        One-hot classes, class 0 the reference.
+    Y : ndarray (n, m + 1) or (K, n, m + 1)
+        One-hot classes, class 0 the reference: shared by the K fits, or one set per fit
+        (a parametric bootstrap's replicates on one design).
     B0 : ndarray (K, d, m), optional
         Starting coefficients (default zeros).
 
@@ -97,7 +112,7 @@ def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
         ``tol`` (relative), as statsmodels' ``newton``.
     """
     K, n, d = X.shape
-    m = Y.shape[1] - 1
+    m = Y.shape[-1] - 1
     B = np.zeros((K, d, m)) if B0 is None else np.array(B0, dtype=np.float64)
     ll = _logit_loglik(X @ B, Y)
     active = np.ones(K, dtype=bool)
@@ -105,29 +120,32 @@ def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
     for it in range(1, maxiter + 1):  # Newton iterations (a handful), all candidates at once
         idx = np.flatnonzero(active)
         Xa, Ba = X[idx], B[idx]
+        Ya = Y[idx] if Y.ndim == 3 else Y
         eta = Xa @ Ba
         full = np.concatenate([np.zeros(eta.shape[:2] + (1,)), eta], axis=2)
         P = np.exp(full - _logsumexp(full)[..., None])[..., 1:]
         Xt = Xa.transpose(0, 2, 1)
-        grad = (Xt @ (Y[:, 1:] - P)).reshape(len(idx), d * m)
-        H = np.empty((len(idx), d, m, d, m))
-        for j in range(m):  # the m (m + 1) / 2 blocks X' diag(w_jl) X, batched matmuls
-            for l in range(j, m):
-                w = P[..., j] * ((j == l) - P[..., l])
-                H[:, :, j, :, l] = block = Xt @ (Xa * w[..., None])
-                H[:, :, l, :, j] = block
+        grad = (Xt @ (Ya[..., 1:] - P)).reshape(len(idx), d * m)
+        # the information X' (diag(p) - p p') X, blocks (a, j), (b, l): two batched
+        # products, -(X p)'(X p) and, on the diagonal blocks j = l, X' diag(p_j) X
+        XP = (Xa[..., :, None] * P[..., None, :]).reshape(len(idx), n, d * m)
+        H = -(XP.transpose(0, 2, 1) @ XP).reshape(len(idx), d, m, d, m)
+        diag = (Xt @ XP).reshape(len(idx), d, d, m)
+        for j in range(m):
+            H[:, :, j, :, j] += diag[..., j]
         H = H.reshape(len(idx), d * m, d * m)
-        step = np.einsum("kij,kj->ki", np.linalg.pinv(H, hermitian=True), grad)
+        step = _newton_step(H, grad)
         step = step.reshape(len(idx), d, m)
         t = np.ones(len(idx))
-        new_ll = _logit_loglik(Xa @ (Ba + step), Y)
+        new_ll = _logit_loglik(Xa @ (Ba + step), Ya)
         for _ in range(40):  # step halving where the log-likelihood fell
             worse = ~(new_ll >= ll[idx] - 1e-12 * np.abs(ll[idx]))
             if not worse.any():
                 break
             t[worse] /= 2
             new_ll[worse] = _logit_loglik(Xa[worse] @ (Ba[worse] + t[worse, None, None]
-                                                     * step[worse]), Y)
+                                                     * step[worse]),
+                                          Ya[worse] if Ya.ndim == 3 else Ya)
         gain = new_ll - ll[idx]
         ok = new_ll >= ll[idx] - 1e-12 * np.abs(ll[idx])
         B[idx[ok]] = Ba[ok] + t[ok, None, None] * step[ok]

@@ -279,8 +279,12 @@ def _dense(keys, k, rz, rxm, ry, xp):
                   (counts > 0).sum(axis=(1, 2, 3)))
 
 
-def _group_sums(ids, weights, xp):
-    """Sum of ``weights`` over equal ``ids``, broadcast back to each entry."""
+def _group_sums(ids, weights, xp, ordered=False):
+    """Sum of ``weights`` over equal ``ids``, broadcast back to each entry; ``ordered``:
+    ``ids`` are sorted (equal ids adjacent), summed by runs without sorting again."""
+    if ordered and xp is np and len(ids):
+        start = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+        return np.repeat(np.add.reduceat(weights, start), np.diff(np.append(start, len(ids))))
     _, inv = xp.unique(ids, return_inverse=True)
     inv = inv.ravel()
     return xp.bincount(inv, weights=weights)[inv]
@@ -292,16 +296,18 @@ def _sparse(keys, k, n, rz, rxm, ry, cells, xp):
     stratum = uniq // (rxm * ry)  # (candidate, z) id
     xz = uniq // ry  # (candidate, z, x) id
     yz = stratum * ry + uniq % ry  # (candidate, z, y) id
-    nxz = _group_sums(xz, counts, xp)
+    nxz = _group_sums(xz, counts, xp, ordered=True)
     nyz = _group_sums(yz, counts, xp)
-    nz = _group_sums(stratum, counts, xp)
+    nz = _group_sums(stratum, counts, xp, ordered=True)
     m = nxz * nyz
     cand = uniq // cells
     g2 = 2.0 * xp.bincount(cand, weights=counts * xp.log1p((counts * nz - m) / m), minlength=k)
     x2 = xp.bincount(cand, weights=counts * counts * nz / m, minlength=k) - n
     # adjusted df: non-empty rows and columns per non-empty stratum
-    rows_stratum = xp.unique(xz) // rxm
-    cols_stratum = xp.unique(yz) // ry
+    # unique by sorting (return_counts): numpy 2.x's hashing unique (no return_*) is
+    # 20-250 times slower on these int64 ids; the same sorted values
+    rows_stratum = xp.unique(xz, return_counts=True)[0] // rxm
+    cols_stratum = xp.unique(yz, return_counts=True)[0] // ry
     strata, n_rows = xp.unique(rows_stratum, return_counts=True)
     _, n_cols = xp.unique(cols_stratum, return_counts=True)
     per_stratum = (xp.maximum(n_rows - 1, 0) * xp.maximum(n_cols - 1, 0)).astype(xp.float64)
