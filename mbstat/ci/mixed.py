@@ -288,14 +288,17 @@ def pair_logit_null_mean(cx, cy, g, Zc, B: int, seed: int = 0) -> float:
     model (the product of the logits of x and of y on [1, zc, zc zc'] in each stratum of
     ``g``): the parametric bootstrap estimate of the statistic's null mean, from which its
     Bartlett scaling (Rocke 1989). The draws use canonical codes and a seed from the
-    contents (``seed``, the codes of x and y in either order, the strata and zc), so that
-    the mean depends on neither the order of the levels nor that of x and y."""
+    contents (``seed``, the codes of x and y in either order, the strata and zc's columns
+    in any order), so that the mean depends on neither the order of the levels nor that
+    of x and y or of zc's columns."""
     cx, cy, g = _canonical(cx), _canonical(cy), _canonical(g)
     words = sorted(zlib.crc32(np.ascontiguousarray(c).tobytes()) for c in (cx, cy))
     if words[0] != zlib.crc32(np.ascontiguousarray(cx).tobytes()):
         cx, cy = cy, cx  # the column of the smaller word is drawn first
+    columns = sorted(zlib.crc32(np.ascontiguousarray(Zc[:, j]).tobytes())
+                     for j in range(Zc.shape[1]))  # zc in any order
     rng = np.random.default_rng([seed, *words, zlib.crc32(np.ascontiguousarray(g).tobytes()),
-                                 zlib.crc32(np.ascontiguousarray(Zc).tobytes())])
+                                 *columns])
     kx, ky = int(cx.max()) + 1, int(cy.max()) + 1
     G = int(g.max()) + 1
     order = np.argsort(g, kind="stable")
