@@ -743,19 +743,9 @@ class CITester:
     def _answer_one(self, xkeys, code: int, yi: int, zkey: tuple, phase: str, t0: float):
         """:meth:`_answer` of one test of one column not in the cache (pair ``code``): the
         same check, store, index, log and counts as the batch path, without its arrays."""
-        if self._check_needed:
-            self.test_obj.check(self, [yi, *zkey, *xkeys[0]])
-        fresh = as_matrix(self.test_obj.batch(self, xkeys, yi, zkey))
-        if fresh.shape != (1, self._width):
-            raise ValueError(f"test {self.test_name!r} returned a table of shape "
-                             f"{fresh.shape}; expected (1, {self._width})")
-        new = self._store(fresh)
+        fresh, new = self._run_tests(xkeys, yi, zkey, phase)
         self._pairs.setdefault(zkey, _PairIndex()).add(np.array([code], dtype=np.int64), new)
         self._log.append((np.array(xkeys[0], dtype=np.int32), yi, zkey, new[0], phase))
-        self.n_tests += 1
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix_str(phase, refresh=False)
         self.elapsed += perf_counter() - t0
         return xkeys, yi, zkey, fresh
 
