@@ -171,7 +171,7 @@ for (i in seq_along(res)) cat(names(d)[i], ":", paste(sort(res[[i]]), collapse =
     return out
 
 
-def learners(n_nodes: int, rows_list, repeats: int, before_cls):
+def learners(n_nodes: int, rows_list, repeats: int, before_cls, skip_before=False):
     print(f"\n2. iamb and iamb_fdr over every node of a {n_nodes}-node linear Gaussian network "
           "(alpha 0.05; seconds)")
     print(f"{'rows':>7} {'learner':>9} {'tests':>7} {'before':>8} {'after':>8} {'ratio':>6} "
@@ -205,9 +205,12 @@ def learners(n_nodes: int, rows_list, repeats: int, before_cls):
                     times.append(time.perf_counter() - start)
                 return float(np.median(times)), out
 
-            t_before, (b_before, _) = timed(before_cls or rows_fisher_z)
             t_after, (b_after, tests) = timed(FisherZ)
-            same = b_before == b_after
+            if skip_before:
+                t_before, same = np.nan, "-"
+            else:
+                t_before, (b_before, _) = timed(before_cls or rows_fisher_z)
+                same = b_before == b_after
             if ref is not None:
                 t_r, b_r = ref[r_name]
                 col = (f"{t_r:>8.2f} {t_after / t_r:>9.2f} "
@@ -387,6 +390,8 @@ def main():
     parser.add_argument("--before-commit", default=BEFORE)
     parser.add_argument("--before-file", help="that commit's mbstat/ci/gaussian.py (no git)")
     parser.add_argument("--skip-learners", action="store_true")
+    parser.add_argument("--skip-before", action="store_true",
+                        help="section 2 without the before column (the rows path is slow)")
     parser.add_argument("--rows", type=int, nargs="*", default=[2000, 20000])
     parser.add_argument("--nodes", type=int, help="nodes of section 2 (default 50; 100 full)")
     parser.add_argument("--statistics-rows", type=int, nargs="*", default=[200_000],
@@ -414,7 +419,7 @@ def main():
         rank_tests(rows_list, not args.full, before_cls)
     if 2 in sections and not args.skip_learners:
         learners(args.nodes or (100 if args.full else 50), rows_list, 3 if args.full else 1,
-                 before_cls)
+                 before_cls, args.skip_before)
     if 4 in sections:
         one_time_statistics(args.statistics_rows)
     if 5 in sections:
