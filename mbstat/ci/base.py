@@ -343,6 +343,12 @@ class CIResult:
     def x(self) -> tuple:
         return self.batch.xs[0]
 
+    # the query, read directly (not through __getattr__: the evidence reads them per row)
+    y = property(lambda self: self.batch.y)
+    z = property(lambda self: self.batch.z)
+    test = property(lambda self: self.batch.query.test)
+    alpha = property(lambda self: self.batch.query.alpha)
+
     @property
     def n(self) -> int:
         """Rows used (under na="pairwise", the rows complete for this test)."""
