@@ -496,10 +496,11 @@ def test_permutation_batches_keep_the_ranks_of_the_callers_data(monkeypatch):
 def test_rcot_features_of_z_grow_with_n():
     """#31 item 6: x = z^2 + e, y = cos(2 z) + e (independent given z) at 5,000 rows: RCIT's
     fixed 100 features of z leave a misfit of E[f(x) | z] that the statistic reads as
-    dependence (p = 4.5e-6); num_f="auto" (603 features here) does not."""
+    dependence (p = 4.5e-6); num_f="auto" (1,000 features here) does not."""
     from mbstat.ci.kernel import MAX_FEATURES, auto_features
 
-    assert [auto_features(n) for n in (50, 200, 2000, 5000)] == [100, 100, 340, 603]
+    assert [auto_features(n) for n in (50, 200, 600, 2000, 5000)] == [100, 100, 300, 1000,
+                                                                      1000]
     assert auto_features(10 ** 7) == MAX_FEATURES
     rng = np.random.default_rng(1)
     n = 5000
@@ -537,8 +538,8 @@ def test_mi_cg_pair_logit_bootstrap_is_order_free_and_seeded():
                   ci_test(flipped, "y", "x", ["b", "a"], test="mi-cg")):
         # the same draws: equal to the logit fits' convergence, which a near-separated
         # cell (3 rows) slows (1e-4 of the statistic, 0.5% of p); other draws move p
-        # by 37-60%
+        # by about 20%
         assert other.statistic == pytest.approx(r.statistic, rel=1e-3)
         assert other.pvalue == pytest.approx(r.pvalue, rel=1e-2)
     other_seed = ci_test(df, "x", "y", ["a", "b"], test="mi-cg", seed=1)
-    assert other_seed.pvalue > 1.2 * r.pvalue  # 0.0205 against 0.0149
+    assert abs(other_seed.pvalue / r.pvalue - 1) > 0.1  # 0.034 against 0.042
