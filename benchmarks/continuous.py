@@ -16,6 +16,12 @@
    difference of the statistics.
 4. The one-time statistics (every row of the correlation matrix) on the CPU and, when
    CuPy answers, the GPU (``--statistics-rows``).
+5. The engine (``CITester``: lookups, store, log, results) before and after: ``iamb`` over
+   the nodes of a linear Gaussian network (``fisher_z``, ``spearman``, ``normal-scores``)
+   and of ``make_mixed_network`` (``mi-cg``, ``reg-lr``), run once by the code of
+   ``--engine-before`` (``git archive`` of that commit, in a subprocess) and once by this
+   tree; seconds, blankets, test counts and every logged statistic and p-value compared
+   (relative 1e-10).
 
 Run by hand (not by CI): ``PYTHONPATH=. python benchmarks/continuous.py [--full]
 [--before-commit d68a8de]``. Timings are medians of wall-clock time on whatever machine
@@ -43,10 +49,11 @@ from mbstat.ci import FisherZ
 from mbstat.ci.continuous.moments import column_moments
 from mbstat.ci.continuous.rank import NormalScores, Spearman, _Ranked
 from mbstat.data import as_dataset
-from mbstat.datasets import make_linear_gaussian
+from mbstat.datasets import make_linear_gaussian, make_mixed_network
 
 REPO = Path(__file__).resolve().parent.parent
 BEFORE = "d68a8de"  # the commit before the sufficient statistics
+ENGINE_BEFORE = "aacc16b"  # the commit before the engine's lean path (issue 26, step 2)
 
 
 def load_before(commit: str, path=None):
@@ -165,7 +172,7 @@ for (i in seq_along(res)) cat(names(d)[i], ":", paste(sort(res[[i]]), collapse =
     return out
 
 
-def learners(n_nodes: int, rows_list, repeats: int, before_cls):
+def learners(n_nodes: int, rows_list, repeats: int, before_cls, skip_before=False):
     print(f"\n2. iamb and iamb_fdr over every node of a {n_nodes}-node linear Gaussian network "
           "(alpha 0.05; seconds)")
     print(f"{'rows':>7} {'learner':>9} {'tests':>7} {'before':>8} {'after':>8} {'ratio':>6} "
@@ -199,9 +206,12 @@ def learners(n_nodes: int, rows_list, repeats: int, before_cls):
                     times.append(time.perf_counter() - start)
                 return float(np.median(times)), out
 
-            t_before, (b_before, _) = timed(before_cls or rows_fisher_z)
             t_after, (b_after, tests) = timed(FisherZ)
-            same = b_before == b_after
+            if skip_before:
+                t_before, same = np.nan, "-"
+            else:
+                t_before, (b_before, _) = timed(before_cls or rows_fisher_z)
+                same = b_before == b_after
             if ref is not None:
                 t_r, b_r = ref[r_name]
                 col = (f"{t_r:>8.2f} {t_after / t_r:>9.2f} "
@@ -270,6 +280,94 @@ def one_time_statistics(rows_list):
     print("gpu: the centring on the CPU, the GEMMs on CuPy (the tester's backend 'gpu')")
 
 
+ENGINE_CASES = (("gauss", "fisher_z"), ("gauss", "spearman"), ("gauss", "normal-scores"),
+                ("mixed", "mi-cg"), ("mixed", "reg-lr"))
+
+
+def engine_runs(quick: bool) -> dict:
+    """{test: (seconds, {node: (blanket, tests, statistics, log p-values)})}: iamb
+    (selection "none") over every node, each test's data shared by its runs (its one-time
+    statistics paid once, in a first run outside the timing)."""
+    import warnings
+
+    gauss = make_linear_gaussian(30 if quick else 50, 2000, seed=5)
+    mixed = make_mixed_network(600 if quick else 2000, seed=6)
+    frames = {"gauss": gauss, "mixed": mixed}
+    out = {}
+    for data, test in ENGINE_CASES:
+        frame = frames[data]
+        ds = as_dataset(frame)
+        nodes = list(frame.columns)
+        if data == "mixed":  # continuous targets: the least-squares and CG branches
+            nodes = [v for v in nodes if frame[v].dtype.kind == "f"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            iamb(ds, nodes[0], test=test, selection="none")  # one-time statistics, kernels
+            start = time.perf_counter()
+            runs = {v: iamb(ds, v, test=test, selection="none") for v in nodes}
+            seconds = time.perf_counter() - start
+        found = {}
+        for v, res in runs.items():
+            log = res.tests
+            found[v] = (sorted(map(str, res.blanket)), int(res.n_tests),
+                        log["statistic"].tolist(), log["log_pvalue"].tolist())
+        out[test] = (seconds, found)
+    return out
+
+
+def _same(a, b, rtol=1e-10) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.all(np.isclose(a, b, rtol=rtol, atol=1e-300)
+                                              | (np.isnan(a) & np.isnan(b))))
+
+
+def engine_before(commit: str, quick: bool):
+    """:func:`engine_runs` by the code of ``commit`` (exported by ``git archive``; this
+    script run on it in a subprocess), or None without git or that commit."""
+    import json
+
+    if shutil.which("git") is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True)
+        if archive.returncode != 0:
+            return None
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        dump = Path(tmp) / "engine.json"
+        env = {**os.environ, "PYTHONPATH": tmp}
+        proc = subprocess.run([sys.executable, __file__, "--engine-dump", str(dump)]
+                              + ([] if quick else ["--full"]), env=env, cwd=tmp,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(proc.stderr[-2000:])
+            return None
+        return {k: (v[0], {n: tuple(r) for n, r in v[1].items()})
+                for k, v in json.loads(dump.read_text()).items()}
+
+
+def engine(commit: str, quick: bool):
+    print(f"\n5. The engine before ({commit}) and after: iamb over every node (seconds; "
+          "results compared to 1e-10)")
+    before = engine_before(commit, quick)
+    after = engine_runs(quick)
+    print(f"{'test':>14} {'nodes':>5} {'tests':>7} {'before':>8} {'after':>8} {'ratio':>6} "
+          f"{'same':>5}")
+    for test, (t_after, found) in after.items():
+        tests = sum(r[1] for r in found.values())
+        if before is None or test not in before:
+            print(f"{test:>14} {len(found):>5} {tests:>7} {'-':>8} {t_after:>8.2f}")
+            continue
+        t_before, old = before[test]
+        same = old.keys() == found.keys() and all(
+            old[v][0] == found[v][0] and old[v][1] == found[v][1]
+            and _same(old[v][2], found[v][2]) and _same(old[v][3], found[v][3])
+            for v in found)
+        print(f"{test:>14} {len(found):>5} {tests:>7} {t_before:>8.2f} {t_after:>8.2f} "
+              f"{t_before / t_after:>6.2f} {str(same):>5}")
+    print("same: blankets, test counts and every logged statistic and log p-value equal "
+          "(relative 1e-10); before: that commit's tree in a subprocess, its own warm-up")
+
+
 def warm_up(before_cls):
     """The first GEMM of a process starts BLAS's threads (0.75 s on a loaded machine) and
     the first call of each compiled kernel loads it: paid here, outside every timing."""
@@ -293,23 +391,40 @@ def main():
     parser.add_argument("--before-commit", default=BEFORE)
     parser.add_argument("--before-file", help="that commit's mbstat/ci/gaussian.py (no git)")
     parser.add_argument("--skip-learners", action="store_true")
+    parser.add_argument("--skip-before", action="store_true",
+                        help="section 2 without the before column (the rows path is slow)")
     parser.add_argument("--rows", type=int, nargs="*", default=[2000, 20000])
     parser.add_argument("--nodes", type=int, help="nodes of section 2 (default 50; 100 full)")
     parser.add_argument("--statistics-rows", type=int, nargs="*", default=[200_000],
                         help="rows of section 4 (the one-time statistics, CPU and GPU)")
+    parser.add_argument("--engine-before", default=ENGINE_BEFORE,
+                        help="the commit whose engine section 5 compares with this tree")
+    parser.add_argument("--sections", type=int, nargs="*", default=[1, 2, 3, 4, 5])
+    parser.add_argument("--engine-dump", help=argparse.SUPPRESS)  # section 5's subprocess
     args = parser.parse_args()
+    if args.engine_dump:
+        import json
+
+        Path(args.engine_dump).write_text(json.dumps(engine_runs(not args.full)))
+        return
     before_cls = load_before(args.before_commit, args.before_file)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"continuous tests, before = {args.before_commit if before_cls else 'rows path'}; "
           f"{os.cpu_count()} cores, load average {load:.1f}; python {sys.version.split()[0]}")
     rows_list = tuple(args.rows)
+    sections = set(args.sections)
     warm_up(before_cls)
-    single_tests(rows_list, not args.full, before_cls)
-    rank_tests(rows_list, not args.full, before_cls)
-    if not args.skip_learners:
+    if 1 in sections:
+        single_tests(rows_list, not args.full, before_cls)
+    if 3 in sections:
+        rank_tests(rows_list, not args.full, before_cls)
+    if 2 in sections and not args.skip_learners:
         learners(args.nodes or (100 if args.full else 50), rows_list, 3 if args.full else 1,
-                 before_cls)
-    one_time_statistics(args.statistics_rows)
+                 before_cls, args.skip_before)
+    if 4 in sections:
+        one_time_statistics(args.statistics_rows)
+    if 5 in sections:
+        engine(args.engine_before, not args.full)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ table), in the scenarios of vignettes/mixed_tests.py and a discrete pair of 3 x 
 given two continuous columns (mi-cg's pair logit at 24 df).
 
 Run: ``python benchmarks/mixed_tests.py [--quick] [--n N] [--k K] [--repeats R]
-[--sections statsmodels moments levels] [--reps R] [--sizes 200 2000] [--scenarios W ...]`` (timings on a shared machine: read the ratios, not the
+[--sections statsmodels moments levels] [--reps R] [--sizes 200 2000] [--scenarios W ...]
+[--tests T ...]`` (timings on a shared machine: read the ratios, not the
 seconds).
 """
 from __future__ import annotations

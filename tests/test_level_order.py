@@ -25,6 +25,17 @@ def alarm():
     return mbstat.datasets.sample_network("alarm", 5000, seed=1)
 
 
+@pytest.fixture(scope="module")
+def parted(alarm, tmp_path_factory):
+    """The same rows written to Parquet and read back through Dask in 3 partitions (one
+    encoding shared by the quick and the slow test)."""
+    dd = pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    path = tmp_path_factory.mktemp("level_order") / "alarm.parquet"
+    alarm.to_parquet(path)
+    return mbstat.as_dataset(dd.read_parquet(path).repartition(npartitions=3))
+
+
 def reordered(frame, how, seed=0):
     rng = np.random.default_rng(seed)
     out = frame.copy()
@@ -44,10 +55,14 @@ def same_run(ref, got):
 
 
 def check_targets(frame, others, targets, **args):
+    """Each target's run on ``frame`` against its runs on ``others``; the runs on ``frame``
+    by target (the slow test compares them with the Dask runs too)."""
+    refs = {}
     for target in targets:
-        ref = mbstat.iamb(frame, target, progress=False, **args)
+        ref = refs[target] = mbstat.iamb(frame, target, progress=False, **args)
         for other in others:
             same_run(ref, mbstat.iamb(other, target, progress=False, **args))
+    return refs
 
 
 @pytest.mark.parametrize("test", ["auto", "sp-x2"])
@@ -77,12 +92,7 @@ def test_pairwise_deletion_ignores_level_order(alarm):
         assert got.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
 
 
-def test_parquet_through_dask_gives_the_memory_answers(alarm, tmp_path):
-    dd = pytest.importorskip("dask.dataframe")
-    pytest.importorskip("pyarrow")
-    alarm.to_parquet(tmp_path / "alarm.parquet")
-    parted = mbstat.as_dataset(dd.read_parquet(tmp_path / "alarm.parquet").repartition(
-        npartitions=3))
+def test_parquet_through_dask_gives_the_memory_answers(alarm, parted):
     assert parted.levels != mbstat.as_dataset(alarm).levels  # Parquet's categories: sorted
     z = ["INTUBATION", "KINKEDTUBE", "MINVOLSET"]
     for x, y, zz in [("VENTTUBE", "VENTLUNG", z), ("PCWP", "LVEDVOLUME", ["HYPOVOLEMIA",
@@ -95,20 +105,14 @@ def test_parquet_through_dask_gives_the_memory_answers(alarm, tmp_path):
 
 
 @pytest.mark.slow
-def test_every_alarm_target_in_every_order_and_through_parquet(alarm, tmp_path):
+def test_every_alarm_target_in_every_order_and_through_parquet(alarm, parted):
     """All 37 targets: categories reversed, shuffled, and the rows read back from Parquet
     through Dask, with the default test."""
-    dd = pytest.importorskip("dask.dataframe")
-    pytest.importorskip("pyarrow")
-    alarm.to_parquet(tmp_path / "alarm.parquet")
-    parted = mbstat.as_dataset(dd.read_parquet(tmp_path / "alarm.parquet").repartition(
-        npartitions=3))
-    check_targets(alarm, [reordered(alarm, "reversed"), reordered(alarm, "shuffled")],
-                  list(alarm.columns))
-    for target in alarm.columns:  # through Dask: the same blankets; a few p-values of the
+    refs = check_targets(alarm, [reordered(alarm, "reversed"), reordered(alarm, "shuffled")],
+                         list(alarm.columns))
+    for target, ref in refs.items():  # through Dask: the same blankets; a few p-values of the
         # partitioned path (rows of the permuted strata gathered) differ from memory's at
         # Monte Carlo level (its kernel can take the rows path where memory takes the
         # counted-table path), as with the categories in their own order
-        ref = mbstat.iamb(alarm, target, progress=False)
         got = mbstat.iamb(parted, target, progress=False)
         assert set(got.blanket) == set(ref.blanket), (target, ref.blanket, got.blanket)

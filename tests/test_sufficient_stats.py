@@ -360,3 +360,71 @@ def test_a_batch_mixing_ill_posed_and_plain_candidates():
         assert stat == pytest.approx(_fisher(_ols_partial(frame, x, "v0", ["v1"]), n, 1),
                                      rel=1e-9)
         assert stat == ci_test(frame, x, "v0", ["v1"], test="fisher_z").statistic
+
+
+def test_compiled_gram_rows_equal_the_blas_product(monkeypatch):
+    """The rows of the correlation matrix from the compiled chunked loop (small products)
+    equal the BLAS product (large ones) to rounding, whatever the order of the queries."""
+    from mbstat.ci.continuous import moments
+
+    frame = _frame(2500, 41, seed=3)  # 41 columns: a partial block; 2,500 rows: 3 chunks
+    ds = as_dataset(frame)
+    compiled = moments.ColumnMoments(ds.numeric())
+    compiled.rows([40, 3])
+    compiled.rows(range(41))
+    monkeypatch.setattr(moments, "SMALL_GEMM", 0)
+    blas = moments.ColumnMoments(ds.numeric())
+    blas.rows(range(41))
+    a = compiled.state[0][compiled.state[1]]
+    b = blas.state[0][blas.state[1]]
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-14)
+    u = compiled.columns(range(41))
+    np.testing.assert_allclose(a, u.T @ u, rtol=0, atol=1e-14)
+    assert np.allclose(np.diag(a), 1.0, atol=1e-14)
+
+
+def test_the_lean_path_equals_the_general_path():
+    """A batch of names (the engine's lean path, FisherZ's one compiled call) and the same
+    batch by positions through the general path give the same tables, cache, counts and
+    log; repeated, partly cached, duplicated and mixed batches too."""
+    frame = _frame(500, 8, seed=5)
+    frame["flat"] = 2.0 * frame["v1"] - frame["v2"] + 3.0  # linear in z: p = 1
+    names = list(frame.columns)
+    lean, general = CITester(frame, "fisher_z"), CITester(frame, "fisher_z")
+    queries = [(["v3", "v4", "v5"], "v0", ("v1", "v2")),
+               (["v4", "v6", "v7", "flat"], "v0", ("v1", "v2")),  # v4 cached
+               (["v3", "v4"], "v0", ("v1", "v2")),  # all cached
+               (["v0", "v5"], "v3", ()),  # symmetric hits: v3 ~ v0 given ()
+               (["v5", "v5", "v6"], "v7", ("v0",)),  # a duplicate
+               (["v2", "v3"], "v1", ("v0", "v4", "v5"))]
+    for xs, y, z in queries:
+        a = lean.test_many(xs, y, z, phase="p")
+        b = general.test_many([(names.index(x),) for x in xs], names.index(y),
+                              tuple(names.index(v) for v in z), phase="p")
+        np.testing.assert_array_equal(a.table, b.table)
+        assert a.xs == b.xs and a.y == b.y and a.z == b.z
+        assert [r.independent for r in a] == list(b.independent)
+        assert [r.x for r in a] == [b[i].x for i in range(len(b))]
+    assert (lean.n_tests, lean.n_cache_hits) == (general.n_tests, general.n_cache_hits)
+    pd.testing.assert_frame_equal(lean.log, general.log)
+    flat = lean.test("flat", "v0", ("v1", "v2"))
+    assert flat.statistic == 0.0 and flat.pvalue == 1.0
+    with pytest.raises(ValueError, match="overlaps z"):
+        lean.test_many(["v3", "v1"], "v0", ("v1",))
+    with pytest.raises(ValueError, match="overlaps y"):
+        lean.test_many(["v3", "v0"], "v0", ())
+    assert len(lean.test_many([], "v0", ())) == 0
+    assert len(lean.test_many(iter(["v3", "v4"]), "v0", ())) == 2
+
+
+def test_fisher_z_lean_call_equals_its_general_path(monkeypatch):
+    """FisherZ's one compiled call for the common case gives the table of its general
+    path (rows of the correlation matrix asked for, ill-posed candidates redone)."""
+    from mbstat.ci.continuous.gaussian import FisherZ
+
+    frame = _frame(700, 9, seed=8)
+    xs = [f"v{i}" for i in range(4, 9)]
+    lean = ci_test_batch(frame, xs, "v0", ["v1", "v2", "v3"], test="fisher_z")
+    monkeypatch.setattr(FisherZ, "_lean", lambda self, *args: None)
+    general = ci_test_batch(frame, xs, "v0", ["v1", "v2", "v3"], test="fisher_z")
+    np.testing.assert_array_equal(lean.table, general.table)

@@ -179,6 +179,8 @@ def evidence_determinism_notes(ds, target: str, evidence: pd.DataFrame, notes=()
     if ds is None or not ds.n_rows or not len(evidence) or \
             any("deterministic" in n for n in notes):
         return ()
+    if not (np.abs(evidence["statistic"].to_numpy()) <= 1e-9).any():  # the common case
+        return ()
     rows = evidence[(evidence["decision"] == "exclude") & (evidence["z"] != "")
                     & (evidence["statistic"].abs() <= 1e-9) & ~evidence["skipped"]]
     if not len(rows):

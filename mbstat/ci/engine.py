@@ -210,24 +210,31 @@ class CITester:
         t0 = perf_counter()
         yi = self._var(y, "y")
         zkey = self._zkey(z)
-        xkeys = self._xkeys(xs)
         if yi in zkey:
             raise ValueError(f"y ({self.dataset.names[yi]!r}) is also in z")
+        if type(xs) is not list:
+            xs = list(xs)
+        if len(xs) > 1:
+            cols = self._column_names(xs)
+            if cols is not None:
+                return self._answer_columns(cols, yi, zkey, phase, t0)
+        xkeys = self._xkeys(xs)
         members = {j for xk in xkeys for j in xk}
         if yi in members or not members.isdisjoint(zkey):
             self._overlap(xkeys, yi, zkey)
         if len(xkeys) == 1 and len(xkeys[0]) == 1:  # one test (shrink phases): no arrays
             x = xkeys[0][0]
+            p = self.dataset.n_cols
+            code = ((min(x, yi) * p + max(x, yi)) if self.test_obj.symmetric
+                    else x * p + yi)
             index = self._pairs.get(zkey)
             if index is not None:
-                p = self.dataset.n_cols
-                code = ((min(x, yi) * p + max(x, yi)) if self.test_obj.symmetric
-                        else x * p + yi)
                 row = index.find_one(code)
                 if row >= 0:
                     self.n_cache_hits += 1
                     self.elapsed += perf_counter() - t0
                     return xkeys, yi, zkey, self._values[row:row + 1].copy()
+            return self._answer_one(xkeys, code, yi, zkey, phase, t0)
         single = all(len(xk) == 1 for xk in xkeys)
         one = (np.arange(len(xkeys)) if single else
                np.array([i for i, xk in enumerate(xkeys) if len(xk) == 1], dtype=np.int64))
@@ -244,13 +251,7 @@ class CITester:
         self.n_cache_hits += len(rows) - len(todo_pos)
         if len(todo_pos):
             todo = [xkeys[i] for i in todo_pos.tolist()]
-            if self._check_needed:
-                self.test_obj.check(self, [yi, *zkey, *{j for xk in todo for j in xk}])
-            fresh = as_matrix(self.test_obj.batch(self, todo, yi, zkey))
-            if fresh.shape != (len(todo), self._width):
-                raise ValueError(f"test {self.test_name!r} returned a table of shape "
-                                 f"{fresh.shape}; expected ({len(todo)}, {self._width})")
-            new = self._store(fresh)
+            fresh, new = self._run_tests(todo, yi, zkey, phase)
             if single:
                 self._pairs.setdefault(zkey, _PairIndex()).add(codes[todo_pos], new)
                 self._log.append((xpos[todo_pos].astype(np.int32), yi, zkey, new[0], phase))
@@ -263,15 +264,82 @@ class CITester:
                 self._joint.update(((xk, yi, zkey), int(r)) for xk, r in zip(todo, new)
                                    if len(xk) > 1)
                 self._log.append((todo, yi, zkey, new[0], phase))
-            self.n_tests += len(todo)
-            if self.bar is not None:
-                self.bar.update(len(todo))
-                self.bar.set_postfix_str(phase, refresh=False)
             if len(todo_pos) == len(rows):
                 self.elapsed += perf_counter() - t0
                 return xkeys, yi, zkey, fresh
             rows[todo_pos] = new
         table = self._values[rows]
+        self.elapsed += perf_counter() - t0
+        return xkeys, yi, zkey, table
+
+    def _run_tests(self, todo: list, yi: int, zkey: tuple, phase: str) -> tuple:
+        """Test the keys ``todo`` against y given z in one call of the test: the table
+        (checked), stored and counted. Returns the table and the positions of its rows."""
+        if self._check_needed:
+            self.test_obj.check(self, [yi, *zkey, *{j for xk in todo for j in xk}])
+        fresh = as_matrix(self.test_obj.batch(self, todo, yi, zkey))
+        if fresh.shape != (len(todo), self._width):
+            raise ValueError(f"test {self.test_name!r} returned a table of shape "
+                             f"{fresh.shape}; expected ({len(todo)}, {self._width})")
+        new = self._store(fresh)
+        self.n_tests += len(todo)
+        if self.bar is not None:
+            self.bar.update(len(todo))
+            self.bar.set_postfix_str(phase, refresh=False)
+        return fresh, new
+
+    def _answer_one(self, xkeys, code: int, yi: int, zkey: tuple, phase: str, t0: float):
+        """:meth:`_answer` of one test of one column not in the cache (pair ``code``): the
+        same check, store, index, log and counts as the batch path, without its arrays."""
+        fresh, new = self._run_tests(xkeys, yi, zkey, phase)
+        self._pairs.setdefault(zkey, _PairIndex()).add(np.array([code], dtype=np.int64), new)
+        self._log.append((np.array(xkeys[0], dtype=np.int32), yi, zkey, new[0], phase))
+        self.elapsed += perf_counter() - t0
+        return xkeys, yi, zkey, fresh
+
+    def _column_names(self, xs):
+        """Column positions of ``xs`` when every x is a name of one column (the searches'
+        batches), else None (the general path checks and sorts the keys)."""
+        try:
+            return list(map(self.dataset._index.__getitem__, xs))
+        except (KeyError, TypeError):
+            return None
+
+    def _answer_columns(self, cols: list, yi: int, zkey: tuple, phase: str, t0: float):
+        """:meth:`_answer` for candidates that are single columns ``cols`` (positions): the
+        same cache, store, log and counts, with the per-candidate work done on arrays (one
+        lookup of the batch's codes, one call of the test for the fresh ones)."""
+        xset = set(cols)
+        if yi in xset or not xset.isdisjoint(zkey):
+            self._overlap([(c,) for c in cols], yi, zkey)
+        xkeys = [(c,) for c in cols]
+        xpos = np.array(cols, dtype=np.int64)
+        codes = self._pair_codes(xpos, yi)
+        index = self._pairs.get(zkey)
+        k = len(cols)
+        rows = todo_pos = None
+        if index is not None:
+            rows = index.find(codes)
+            todo_pos = np.flatnonzero(rows < 0)
+            if len(todo_pos) == k:
+                todo_pos = None
+        n_todo = k if todo_pos is None else len(todo_pos)
+        self.n_cache_hits += k - n_todo
+        if n_todo:
+            todo = xkeys if todo_pos is None else [xkeys[i] for i in todo_pos.tolist()]
+            fresh, new = self._run_tests(todo, yi, zkey, phase)
+            if index is None:
+                index = self._pairs[zkey] = _PairIndex()
+            if todo_pos is None:  # all fresh: the table is the test's
+                index.add(codes, new)
+                self._log.append((xpos.astype(np.int32), yi, zkey, new[0], phase))
+                rows, table = None, fresh
+            else:
+                index.add(codes[todo_pos], new)
+                self._log.append((xpos[todo_pos].astype(np.int32), yi, zkey, new[0], phase))
+                rows[todo_pos] = new
+        if rows is not None:
+            table = self._values[rows]
         self.elapsed += perf_counter() - t0
         return xkeys, yi, zkey, table
 

@@ -146,8 +146,11 @@ class CIBatch:
     def __init__(self, query: Query, keys: tuple, yi: int, zkey: tuple, table: np.ndarray):
         if table.flags.writeable:
             table.flags.writeable = False
-        for name, value in zip(self.__slots__, (query, keys, yi, zkey, table)):
-            object.__setattr__(self, name, value)
+        _set_query(self, query)
+        _set_keys(self, keys)
+        _set_yi(self, yi)
+        _set_zkey(self, zkey)
+        _set_table(self, table)
 
     def __setattr__(self, name, value):
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -197,7 +200,7 @@ class CIBatch:
                                 self.table[i : i + 1]))
 
     def __iter__(self):
-        return (self[i] for i in range(len(self)))
+        return _rows(self)
 
     def take(self, rows) -> CIBatch:
         """The batch restricted to ``rows`` (positions or a boolean mask), in that order."""
@@ -263,6 +266,26 @@ class CIBatch:
         return pd.DataFrame(data, index=pd.Index([_set_label(x) for x in self.xs], name="x"))
 
 
+_set_query, _set_keys, _set_yi, _set_zkey, _set_table = (
+    CIBatch.__dict__[name].__set__ for name in CIBatch.__slots__)
+
+
+def _rows(batch: CIBatch):
+    """The :class:`CIResult` of each row of ``batch``, in order: one-row batches sharing the
+    query, made without the checks of :class:`CIBatch` (the rows of a read-only table are
+    read-only views)."""
+    query, yi, zkey, table = batch.query, batch.yi, batch.zkey, batch.table
+    new = object.__new__
+    for i, key in enumerate(batch.keys):
+        row = new(CIBatch)
+        _set_query(row, query)
+        _set_keys(row, (key,))
+        _set_yi(row, yi)
+        _set_zkey(row, zkey)
+        _set_table(row, table[i:i + 1])
+        yield CIResult(row)
+
+
 @dataclass(frozen=True, eq=False)
 class CIResult:
     """The outcome of one conditional-independence test of x and y given z: a row of a
@@ -315,6 +338,12 @@ class CIResult:
     def x(self) -> tuple:
         return self.batch.xs[0]
 
+    # the query, read directly (not through __getattr__: the evidence reads them per row)
+    y = property(lambda self: self.batch.y)
+    z = property(lambda self: self.batch.z)
+    test = property(lambda self: self.batch.query.test)
+    alpha = property(lambda self: self.batch.query.alpha)
+
     @property
     def n(self) -> int:
         """Rows used (under na="pairwise", the rows complete for this test)."""
@@ -332,8 +361,12 @@ class CIResult:
     @property
     def independent(self) -> bool:
         """Decision at ``alpha``: True when independence is not rejected (:func:`decide`)."""
-        row = self.batch.table[0]
-        return bool(decide(row[_PVALUE], row[_CALIBRATION], self.batch.alpha))
+        batch = self.batch
+        alpha = batch.query.alpha
+        if alpha is None:
+            return bool(decide(np.nan, ASYMPTOTIC, alpha))  # decide says why
+        table = batch.table  # decide's rule on the row's two numbers, as Python floats
+        return table.item(0, _CALIBRATION) == SKIPPED or table.item(0, _PVALUE) > alpha
 
     def __reduce__(self):  # rebuilt through __init__: arrays stay read-only
         return (type(self), tuple(getattr(self, f.name) for f in fields(self)))

@@ -43,7 +43,13 @@ class FisherZ(CITest):
     joint_x = False
 
     def check(self, tester, columns) -> None:
-        tester.dataset.require_numeric(columns, self.name)
+        ds = tester.dataset
+        if self.__dict__.get("_numeric") is ds:  # every column of ds is numeric: seen once
+            return
+        if not ds.partitioned and all(ds._numeric_levels):
+            self._numeric = ds
+            return
+        ds.require_numeric(columns, self.name)
 
     #: Honours ``na="pairwise"``: each test's correlation over its own complete rows.
     pairwise = True
@@ -56,14 +62,15 @@ class FisherZ(CITest):
 
     def batch(self, tester, xs, y, z):
         k = len(xs)
-        xcols = np.empty(k, dtype=np.int64)
-        for i, xk in enumerate(xs):
-            if len(xk) != 1:
-                raise ValueError("test 'fisher_z' takes single variables as x, not sets")
-            xcols[i] = xk[0]
+        xcols = _single_columns(xs)
         ds = tester.dataset
         rows_column = getattr(tester, "rows_column", False)
         m = len(z)
+        if not rows_column and ds.missing is None and not self._from_rows \
+                and not ds.partitioned:  # the common case, leanest (one compiled call)
+            lean = self._lean(tester, ds, y, z, xcols)
+            if lean is not None:
+                return lean
         if ds.partitioned:  # R factors per partition, merged once (complete data: kept)
             r, n = partitioned_partials(ds, y, xcols, z)
         elif ds.missing is not None and ds.missing_columns[[y, *z, *xcols]].any():
@@ -97,6 +104,27 @@ class FisherZ(CITest):
         out = np.empty((k, 7 if rows_column else 6))
         fisher_table(r, n, m, out)
         return out.view(table_dtype(("n",) if rows_column else ())).reshape(k)
+
+    def _lean(self, tester, ds, y, z, xcols):
+        """The table of a batch on complete data in memory from the shared correlation
+        matrix, in one compiled call (the rows of y and z present, none ill posed), or None
+        (the general path then answers, the same numbers)."""
+        n = tester.n
+        m = len(z)
+        if n - m - 3 < 1:
+            self._too_few(m, n)
+        held = self.__dict__.get("_held")
+        if held is not None and held[0] is ds and held[1] is getattr(tester, "xp", np):
+            cm = held[2]
+        else:
+            cm = self._moments(ds, getattr(tester, "xp", np))
+        k = len(xcols)
+        out = np.empty((k, 6))
+        store, slot = cm.state
+        if _fisher_lean(store, slot, cm.unit, cm.floor, y, np.array(z, dtype=np.int64), xcols,
+                        WELL_POSED, float(n), out):
+            return out.view(_TABLE).reshape(k)
+        return None
 
     @staticmethod
     def _too_few(m, n):
@@ -187,6 +215,38 @@ def fisher_from_correlations(store, slot, unit, floor, y, z, xs, theta, n, out, 
     partial_from_correlations(store, slot, unit, floor, y, z, xs, theta, r, status)
     fisher_table(r, np.full(k, n), len(z), out)
     return True
+
+
+@njit(cache=True, nogil=True)
+def _fisher_lean(store, slot, unit, floor, y, z, xs, theta, n, out):
+    """:func:`fisher_from_correlations` where every candidate is well posed: True with
+    ``out`` filled; False (``out`` undefined) when a row of y or z is missing or some
+    candidate is ill posed (the caller then takes the general path)."""
+    k = len(xs)
+    status = np.empty(k, dtype=np.int8)
+    if not fisher_from_correlations(store, slot, unit, floor, y, z, xs, theta, n, out, status):
+        return False
+    for t in range(k):
+        if status[t] == 2:
+            return False
+    return True
+
+
+def _single_columns(xs) -> np.ndarray:
+    """The column positions (k,) of candidates given as 1-tuples; an error naming x for a
+    set of variables."""
+    try:
+        cols = np.array(xs, dtype=np.int64)
+    except ValueError:  # tuples of different lengths
+        cols = None
+    if cols is None or cols.shape != (len(xs), 1):
+        if any(len(xk) != 1 for xk in xs):
+            raise ValueError("test 'fisher_z' takes single variables as x, not sets")
+        cols = np.array([xk[0] for xk in xs], dtype=np.int64)
+    return cols.reshape(len(xs))
+
+
+_TABLE = table_dtype(())
 
 
 def partial_correlations(ds, y: int, xcols, z, xp=np, from_rows: bool = False):

@@ -41,9 +41,12 @@ declared configurations, 1 when there is none) and its continuous part zc (``q``
   and the null family is the fitted product itself, so the draws follow the null that
   the statistic tests, to the error of the fit; why the Bartlett scaling rather than the
   bootstrap's p-value: a search compares p-values with alpha / m, far below 1 / B, and
-  the scaled chi-square resolves them. B = 800 / df within [50, 400] (the mean's relative
-  Monte Carlo error near 5%); the draws are seeded by the test's contents, in canonical
-  codes, so that the p-value does not depend on the order of the levels or of x and y.
+  the scaled chi-square resolves them. B = 400 / df within [25, 200] (the mean's relative
+  Monte Carlo error near 7%), each replicate's fits started at the law it was drawn
+  from; the draws are seeded by the test's contents, in canonical codes, so that the
+  p-value does not depend on the order of the levels or of x and y. Cost: IAMB with
+  mi-cg on every node of ``make_mixed_network(500)`` took 10x the plain chi-square's
+  time with B = 800 / df (2 cores, load 23).
   Measured (``benchmarks/mixed_tests.py --sections levels``): 3 x 3 given two
   continuous columns at 200 rows, 15% -> 7.5% [4.6, 12.0] of 200 nulls; the README's
   "Choosing a test" has the table. ``correction=None`` keeps the plain chi-square.
@@ -198,9 +201,10 @@ def _multinomial_loglik(F, codes) -> float:
 
 
 #: Draws of the parametric bootstrap whose mean scales the pair logit's statistic (module
-#: docstring): B = 800 / df within [50, 400], so that the mean's relative Monte Carlo error,
-#: about sqrt(2 / (df B)), is near 5% whatever the df.
-BOOTSTRAP_B = (800, 50, 400)
+#: docstring): B = 400 / df within [25, 200], so that the mean's relative Monte Carlo error,
+#: about sqrt(2 / (df B)), is near 7% whatever the df (a random scaling of the statistic,
+#: nearly symmetric: it moves p-values, not the level).
+BOOTSTRAP_B = (400, 25, 200)
 #: The pair logit keeps its plain chi-square where every stratum's rarest observed cell of
 #: (x, y) has at least this many rows per coefficient of a logit on [1, zc, zc zc'].
 EVENTS_PER_PARAMETER = 20
@@ -232,31 +236,36 @@ def _canonical(codes) -> np.ndarray:
     return rank[inverse.ravel()]
 
 
-def _logit_probabilities(F, codes, k: int) -> np.ndarray:
-    """Fitted class probabilities (n, k) of the multinomial logit of ``codes`` (0..k-1) on
-    the design F (a class that does not occur: 0)."""
+def _logit_fit(F, codes, k: int):
+    """The multinomial logit of ``codes`` (0..k-1) on the design F: fitted class
+    probabilities (n, k) and linear predictors' coefficients (d, k) against class 0 (a
+    class that does not occur: probability 0, never drawn; its coefficients 0, unused)."""
 
     observed = np.unique(codes)
     P = np.zeros((len(codes), k))
+    coef = np.zeros((F.shape[1], k))
     if len(observed) < 2:
         P[:, observed] = 1.0
-        return P
+        return P, coef
     Y = (codes[:, None] == observed[None, :]).astype(np.float64)
-    coef = fit_logit(F[None], Y)[1][0]
-    eta = np.column_stack([np.zeros(len(codes)), F @ coef])
+    fitted = fit_logit(F[None], Y)[1][0]
+    eta = np.column_stack([np.zeros(len(codes)), F @ fitted])
     eta -= eta.max(axis=1, keepdims=True)
     e = np.exp(eta)
     P[:, observed] = e / e.sum(axis=1, keepdims=True)
-    return P
+    coef[:, observed] = np.column_stack([np.zeros(F.shape[1]), fitted])
+    return P, coef - coef[:, :1]
 
 
-def _replicate_logliks(F, codes) -> np.ndarray:
+def _replicate_logliks(F, codes, start) -> np.ndarray:
     """Maximized log-likelihoods (R,) of the multinomial logits of each row of ``codes``
     (R, n) on the design F, fitted together by the set of classes that occur (the
-    others' fitted probability is 0: the supremum of the likelihood)."""
+    others' fitted probability is 0: the supremum of the likelihood), each fit started at
+    the coefficients ``start`` (d, k) of the law the codes were drawn from (a few Newton
+    steps then reach the replicate's maximum)."""
 
     R, n = codes.shape
-    k = int(codes.max()) + 1
+    k = start.shape[1]
     present = np.zeros((R, k), dtype=bool)
     present[np.repeat(np.arange(R), n), codes.ravel()] = True
     out = np.zeros(R)
@@ -266,11 +275,12 @@ def _replicate_logliks(F, codes) -> np.ndarray:
         if len(classes) < 2:
             continue  # one class: log-likelihood 0
         rows = np.flatnonzero(which.ravel() == g)
-        for start in range(0, len(rows), _CHUNK):
-            part = rows[start:start + _CHUNK]
+        B0 = start[:, classes[1:]] - start[:, classes[:1]]  # against the first class
+        for first in range(0, len(rows), _CHUNK):
+            part = rows[first:first + _CHUNK]
             Y = (codes[part][..., None] == classes).astype(np.float64)
             X = np.broadcast_to(F, (len(part),) + F.shape)
-            out[part] = fit_logit(X, Y)[0]
+            out[part] = fit_logit(X, Y, np.broadcast_to(B0, (len(part),) + B0.shape))[0]
     return out
 
 
@@ -286,14 +296,17 @@ def pair_logit_null_mean(cx, cy, g, Zc, B: int, seed: int = 0) -> float:
     model (the product of the logits of x and of y on [1, zc, zc zc'] in each stratum of
     ``g``): the parametric bootstrap estimate of the statistic's null mean, from which its
     Bartlett scaling (Rocke 1989). The draws use canonical codes and a seed from the
-    contents (``seed``, the codes of x and y in either order, the strata and zc), so that
-    the mean depends on neither the order of the levels nor that of x and y."""
+    contents (``seed``, the codes of x and y in either order, the strata and zc's columns
+    in any order), so that the mean depends on neither the order of the levels nor that
+    of x and y or of zc's columns."""
     cx, cy, g = _canonical(cx), _canonical(cy), _canonical(g)
     words = sorted(zlib.crc32(np.ascontiguousarray(c).tobytes()) for c in (cx, cy))
     if words[0] != zlib.crc32(np.ascontiguousarray(cx).tobytes()):
         cx, cy = cy, cx  # the column of the smaller word is drawn first
+    columns = sorted(zlib.crc32(np.ascontiguousarray(Zc[:, j]).tobytes())
+                     for j in range(Zc.shape[1]))  # zc in any order
     rng = np.random.default_rng([seed, *words, zlib.crc32(np.ascontiguousarray(g).tobytes()),
-                                 zlib.crc32(np.ascontiguousarray(Zc).tobytes())])
+                                 *columns])
     kx, ky = int(cx.max()) + 1, int(cy.max()) + 1
     G = int(g.max()) + 1
     order = np.argsort(g, kind="stable")
@@ -303,10 +316,11 @@ def pair_logit_null_mean(cx, cy, g, Zc, B: int, seed: int = 0) -> float:
         if len(idx) < 2:
             continue
         F = _quadratic_basis(Zc[idx])
-        xb = _draw(rng, _logit_probabilities(F, cx[idx], kx), B)
-        yb = _draw(rng, _logit_probabilities(F, cy[idx], ky), B)
-        total += 2.0 * (_replicate_logliks(F, xb * ky + yb) - _replicate_logliks(F, xb)
-                        - _replicate_logliks(F, yb))
+        (Px, bx), (Py, by) = _logit_fit(F, cx[idx], kx), _logit_fit(F, cy[idx], ky)
+        xb, yb = _draw(rng, Px, B), _draw(rng, Py, B)
+        pair = (bx[:, :, None] + by[:, None, :]).reshape(F.shape[1], kx * ky)  # product law
+        total += 2.0 * (_replicate_logliks(F, xb * ky + yb, pair)
+                        - _replicate_logliks(F, xb, bx) - _replicate_logliks(F, yb, by))
     return float(np.maximum(total, 0.0).mean())
 
 

@@ -223,8 +223,9 @@ class NormalScores(Spearman):
 
     Assumptions: a Gaussian copula (nonparanormal) model, i.e. x, y and z are unknown
     monotone transformations of jointly Gaussian variables (as ``spearman`` given z, more
-    efficient there: van der Waerden scores are fully efficient at the Gaussian). Numeric columns (discrete ones ranked by
-    their values, ties averaged; many ties break the copula model).
+    efficient there: van der Waerden scores are fully efficient at the Gaussian). Numeric
+    columns (discrete ones ranked by their values, ties averaged; many ties break the
+    copula model).
     """
 
     name = "normal-scores"

@@ -502,13 +502,9 @@ class CRTEngine(LOCOEngine):
                 prob = np.zeros((len(code), G))
                 prob[:, model.classes_] = model.predict_proba(design)
 
-            def draw(test, B, rng):  # inverse CDF, one level at a time: (B, m) memory
-                cum = np.cumsum(prob[test], axis=1)
-                u = rng.random((B, len(test)))
-                which = np.zeros((B, len(test)), dtype=np.intp)
-                for g in range(G - 1):  # the last level takes what is left (rounding)
-                    which += u > cum[None, :, g]
-                return levels, which
+            def draw(test, B, rng):  # drawn when read, as far as the stops read
+                return levels, _LevelDraws(np.cumsum(prob[test], axis=1), B,
+                                           int(rng.integers(0, 2**63 - 1)))
             return draw
         if any(self.discrete[j] or self._few_values(j) for j in x):
             raise ValueError("the conditional randomization test draws x given a continuous z "
@@ -566,6 +562,52 @@ class CRTEngine(LOCOEngine):
                 codes, G = self._levels((j,))[1:]
                 blocks.append((codes[:, None] == np.arange(1, G)[None, :]).astype(np.float64))
         return np.hstack(blocks)
+
+
+class _LevelDraws:
+    """The draws of a discrete x given z, ``which`` (B, m): the level of held-out row i in
+    draw b, by inverse CDF from the cumulative probabilities ``cum`` (m, levels), one level
+    at a time. Drawn when read (by a slice of draws, as the sequential and early stops read
+    them; or whole, ``np.asarray``), in blocks of :data:`FIRST_DRAWS` draws from streams
+    keyed by (``seed``, block): a draw is the same however the draws are read, and a part
+    that stops after 39 draws draws 39 rows' worth, not B (issue 27: drawing all B took a
+    fifth of ALARM HR's time)."""
+
+    ndim = 2
+
+    def __init__(self, cum, B: int, seed: int):
+        self.cum, self.seed = cum, int(seed)
+        self.shape = (int(B), cum.shape[0])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def _block(self, k: int) -> np.ndarray:
+        rows = min(FIRST_DRAWS, self.shape[0] - k * FIRST_DRAWS)
+        u = np.random.default_rng([self.seed, k]).random((rows, self.shape[1]))
+        which = np.zeros((rows, self.shape[1]), dtype=np.intp)
+        for g in range(self.cum.shape[1] - 1):  # the last level takes what is left (rounding)
+            which += u > self.cum[None, :, g]
+        return which
+
+    def __getitem__(self, key):
+        rows, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+        if not isinstance(rows, slice):
+            raise TypeError("the draws are read by a slice of draws")
+        lo, hi, step = rows.indices(self.shape[0])
+        if step != 1:
+            raise TypeError("the draws are read by a slice of consecutive draws")
+        if hi <= lo:
+            out = np.zeros((0, self.shape[1]), dtype=np.intp)
+        else:
+            first = lo // FIRST_DRAWS
+            blocks = [self._block(k) for k in range(first, (hi - 1) // FIRST_DRAWS + 1)]
+            out = np.concatenate(blocks)[lo - first * FIRST_DRAWS:hi - first * FIRST_DRAWS]
+        return out[(slice(None), *rest)] if rest else out
+
+    def __array__(self, dtype=None, copy=None):
+        out = self[:]
+        return out if dtype is None else out.astype(dtype)
 
 
 def _split_points(learner, fitted, col: int):

@@ -367,7 +367,8 @@ def _bitmap_cells(bits, cards, yi, zcols, rxm, limit):  # pragma: no cover - com
     j = 0
     for c in range(n_cells):
         if heavy[c] >= 0:
-            masks[heavy[c]] = cell_bits[c]
+            for w in range(words):  # a loop: a slice assignment compiles numba's message
+                masks[heavy[c], w] = cell_bits[c, w]
         elif ncell[c] > 0:
             s = c // ry
             base = s * rxm * ry + (c - s * ry)
@@ -519,22 +520,33 @@ def subset_statistics(codes, subsets, cards, y, zsrc, zrows, zcards, rxm, ry):
                   subsets, subsets.size * codes.shape[1], min_share=SCATTER_MIN_SHARE)
 
 
-@njit(cache=True, nogil=True)
-def _query_cells(codes, bits, cards, yi, zcols, rxm, limit, from_bits):  # pragma: no cover
-    """The setup of :func:`_cell_statistics`: from the level bitmaps or from the rows."""
+def _query_cells(codes, bits, cards, yi, zcols, rxm, limit, from_bits):
+    """The setup of :func:`_cell_statistics`: from the level bitmaps or from the rows
+    (chosen here, not in compiled code, so that only the kernel used is compiled)."""
     if from_bits:
         return _bitmap_cells(bits, cards, yi, zcols, rxm, limit)
     return _hybrid_cells(codes, bits.shape[2], cards, yi, zcols, rxm, limit)
 
 
 @njit(cache=True, nogil=True)
-def _query_statistics(codes, bits, xcols, cards, yi, zcols, rxm, limit,
-                      from_bits):  # pragma: no cover - compiled
-    """:func:`_cell_statistics` after its setup, in one compiled call (no threads)."""
-    ncell, heavy_cells, masks, light_rows, light_base, rz = _query_cells(
-        codes, bits, cards, yi, zcols, rxm, limit, from_bits)
+def _bitmap_statistics(codes, bits, xcols, cards, yi, zcols, rxm,
+                       limit):  # pragma: no cover - compiled
+    """:func:`_cell_statistics` after :func:`_bitmap_cells`, in one compiled call."""
+    ncell, heavy_cells, masks, light_rows, light_base, rz = _bitmap_cells(
+        bits, cards, yi, zcols, rxm, limit)
     return _cell_statistics(codes, bits, xcols, cards, cards[yi], rxm, rz, ncell, heavy_cells,
                             masks, light_rows, light_base)
+
+
+@njit(cache=True, nogil=True)
+def _hybrid_statistics(codes, bits, xcols, cards, yi, zcols, rxm,
+                       limit):  # pragma: no cover - compiled
+    """:func:`_cell_statistics` after :func:`_hybrid_cells`, in one compiled call."""
+    ncell, heavy_cells, masks, light_rows, light_base, rz = _hybrid_cells(
+        codes, bits.shape[2], cards, yi, zcols, rxm, limit)
+    return _cell_statistics(codes, bits, xcols, cards, cards[yi], rxm, rz, ncell, heavy_cells,
+                            masks, light_rows, light_base)
+
 
 
 def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm, n_cells):
@@ -549,7 +561,8 @@ def cell_statistics(codes, bits, xcols, cards, yi, zcols, rxm, n_cells):
     limit = (rxm - 1) * words * HEAVY_ROWS_PER_WORD
     from_bits = n_cells <= BITMAP_SETUP_CELLS
     if len(xcols) < 2 * CELL_MIN_SHARE or _threads() < 2:  # one thread: one call
-        return _query_statistics(codes, bits, xcols, cards, yi, zcols, rxm, limit, from_bits)
+        kernel = _bitmap_statistics if from_bits else _hybrid_statistics
+        return kernel(codes, bits, xcols, cards, yi, zcols, rxm, limit)
     ncell, heavy_cells, masks, light_rows, light_base, rz = _query_cells(
         codes, bits, cards, yi, zcols, rxm, limit, from_bits)
     work = len(xcols) * (len(light_rows) + (rxm - 1) * len(heavy_cells) * words // 4)
@@ -612,15 +625,26 @@ def content_seeds(words):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _hypergeometric_weights(r1, c1, big_n, weights, cumulative=True):  # pragma: no cover
-    """The cumulative weights (unnormalized) of cell (1, 1) of a 2 x 2 table with both
+def _hypergeometric_weights(r1, c1, big_n, weights):  # pragma: no cover - compiled
+    """The cumulative weights (unnormalized) of :func:`_hypergeometric_pmf`, in place;
+    returns (lo, number of support points)."""
+    lo, m = _hypergeometric_pmf(r1, c1, big_n, weights)
+    for i in range(1, m):
+        weights[i] += weights[i - 1]
+    return lo, m
+
+
+@njit(cache=True, nogil=True)
+def _hypergeometric_pmf(r1, c1, big_n, weights):  # pragma: no cover - compiled
+    """The weights (unnormalized) of cell (1, 1) of a 2 x 2 table with both
     margins fixed, written to ``weights`` (at least min(r1, c1) + 1 long), over its support
     lo..hi: the law Hypergeometric(N, r1, c1) of the number of a stratum's c1 rows of the
     first y level that hold the first x level, when the x codes are permuted. Returns
     (lo, number of support points). The pmf ratio recursion runs out from the mode
     (weight 1), so no weight overflows and no log-gamma is needed; far tails underflow to 0
-    (never drawn). ``cumulative`` False leaves the weights themselves (each to full
-    relative precision, however small: the tails' sums need them)."""
+    (never drawn); each to full relative precision, however small (the tails' sums need
+    them); :func:`_hypergeometric_weights` sums them (two functions, not a flag argument,
+    whose constant values numba would compile separately)."""
     lo = max(0, r1 + c1 - big_n)
     hi = min(r1, c1)
     m = hi - lo + 1
@@ -633,9 +657,6 @@ def _hypergeometric_weights(r1, c1, big_n, weights, cumulative=True):  # pragma:
     for k in range(mode, lo, -1):  # pmf(k - 1) / pmf(k)
         weights[k - 1 - lo] = (weights[k - lo] * (k * (base + k + 0.0))
                                / ((r1 - k + 1.0) * (c1 - k + 1.0)))
-    if cumulative:
-        for i in range(1, m):
-            weights[i] += weights[i - 1]
     return lo, m
 
 
@@ -738,7 +759,7 @@ def _two_by_two_laws(margins, clogc):  # pragma: no cover - compiled
         r1, r2, c1, c2, big_n = (margins[h, 0], margins[h, 1], margins[h, 2], margins[h, 3],
                                  margins[h, 4])
         const = clogc[r1] + clogc[r2] + clogc[c1] + clogc[c2] - clogc[big_n]
-        _hypergeometric_weights(r1, c1, big_n, prob[first[h]:], False)  # not differences
+        _hypergeometric_pmf(r1, c1, big_n, prob[first[h]:])  # not differences
         total = cum[first[h + 1] - 1]
         for i in range(first[h], first[h + 1]):
             prob[i] /= total
@@ -912,7 +933,9 @@ def _atoms_bound(margins, val, first):  # pragma: no cover - compiled
     distinct values (a symmetric law, r1 = r2 or c1 = c2, takes each value twice) sum to
     at most C(k + m - 1, m - 1) values."""
     h = margins.shape[0]
-    keys = np.empty(h, np.int64)
+    keys = np.empty(h)  # float64 holding integers below 2**53 (strata of up to 200,000
+    # rows; a permuted stratum has fewer than 4 dense_min): exact, sorted as the integers
+    # are, by the one argsort that :func:`_convolved` compiles too
     for j in range(h):
         big_n = margins[j, 4]
         r = min(margins[j, 0], margins[j, 1])
@@ -1248,8 +1271,8 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail):  # pragma
                 c = table[off + a * ry + b]
                 nx[a] += c
                 ny[b] += c
-        big_n = 0
-        r = 0
+        big_n = np.int64(0)  # int64 from the start: a literal 0 would make numba compile
+        r = np.int64(0)  # the callees once more for it while it types the loop
         inv_x = 0.0
         const = 0.0
         a1 = -1
@@ -1263,7 +1286,7 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail):  # pragma
                     a1 = a
         if big_n == 0:
             continue
-        c_levels = 0
+        c_levels = np.int64(0)
         inv_y = 0.0
         b1 = -1
         for b in range(ry):
@@ -1522,6 +1545,21 @@ def _one_null(x, y, z, B, seed, dense_min, clogc, tail):  # pragma: no cover - c
 
 
 @njit(cache=True, nogil=True)
+def _put(out, moments, log_tails, t, result):  # pragma: no cover - compiled
+    """Store :func:`_one_null`'s ``result`` as test ``t`` of the three outputs, element by
+    element: an array assigned to a slice makes numba compile its shape-mismatch message
+    (string formatting, a few seconds of the first call), a loop does not."""
+    null, mom, found = result
+    for b in range(null.shape[0]):
+        out[t, b, 0] = null[b, 0]
+        out[t, b, 1] = null[b, 1]
+    for j in range(4):
+        moments[t, j] = mom[j]
+    log_tails[t, 0] = found[0]
+    log_tails[t, 1] = found[1]
+
+
+@njit(cache=True, nogil=True)
 def permutation_nulls(data, starts, tests, seeds, B, dense_min, tails):  # pragma: no cover
     """:func:`permutation_setup` and :func:`permutation_statistics` of many tests in one call
     (no Python between tests): column c is ``data[starts[c]:starts[c + 1]]``, test t permutes
@@ -1541,10 +1579,19 @@ def permutation_nulls(data, starts, tests, seeds, B, dense_min, tails):  # pragm
         cx, cy, cz = tests[t, 0], tests[t, 1], tests[t, 2]
         if starts[cx + 1] == starts[cx]:
             continue
-        out[t], moments[t], log_tails[t] = _one_null(
+        _put(out, moments, log_tails, t, _one_null(
             data[starts[cx]:starts[cx + 1]], data[starts[cy]:starts[cy + 1]],
-            data[starts[cz]:starts[cz + 1]], B, seeds[t], dense_min, clogc, tails[t])
+            data[starts[cz]:starts[cz + 1]], B, seeds[t], dense_min, clogc, tails[t]))
     return out, moments, log_tails
+
+
+@njit(cache=True, nogil=True)
+def _int64_copy(v):  # pragma: no cover - compiled
+    """``v`` (1-D, any integer dtype and layout) as a new C-contiguous int64 array."""
+    out = np.empty(v.shape[0], np.int64)
+    for r in range(v.shape[0]):
+        out[r] = v[r]
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -1559,14 +1606,15 @@ def column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails):  # prag
     log_tails = np.full((k, 2), np.nan)
     if codes.shape[0] == 0:
         return out, moments, log_tails
-    y = codes[:, yi]
+    # x, y and z as int64 (exact copies): the callees compile once for every dtype and
+    # layout of the code matrix, and share that version with permutation_nulls
+    y = _int64_copy(codes[:, yi])
+    z = _int64_copy(z)
     clogc = clogc_table(codes.shape[0])
     for t in range(k):
-        x = codes[:, xcols[t]]
-        if swap[t]:
-            out[t], moments[t], log_tails[t] = _one_null(y, x, z, B, seeds[t], dense_min,
-                                                         clogc, tails[t])
-        else:
-            out[t], moments[t], log_tails[t] = _one_null(x, y, z, B, seeds[t], dense_min,
-                                                         clogc, tails[t])
+        x = _int64_copy(codes[:, xcols[t]])
+        first, second = (y, x) if swap[t] else (x, y)  # one call site: LLVM inlines the
+        # callee (and all it calls) once
+        _put(out, moments, log_tails, t, _one_null(first, second, z, B, seeds[t], dense_min,
+                                                   clogc, tails[t]))
     return out, moments, log_tails

@@ -184,7 +184,7 @@ class ContingencyTest(CITest):
             stats, rows = masked_statistics(ds, xs, y, z)  # test-wise deletion
             rx = [math.prod(ds.level_counts[j] for j in xk) for xk in xs]
             return stats, rx, ds.level_counts[y], math.prod(ds.level_counts[j] for j in z), rows
-        return (*self._tables(tester, xs, y, z), np.full(1, float(tester.n)))
+        return (*self._tables(tester, xs, y, z), np.array([float(tester.n)]))
 
     def _tables(self, tester, xs, y, z):
         """:meth:`tables` of complete rows in memory."""
