@@ -19,7 +19,7 @@ from mbstat import ci_test
 from mbstat.ci.result import CIResult
 from mbstat.ci.engine import CITester
 from mbstat.ci.models.ppi import PPITest, ppi_test, wilcoxon_greater
-from mbstat.ci.models.estimators import make_learner, xgboost_cuda_available
+from mbstat.ci.models.estimators import make_model, xgboost_cuda_available
 
 SMALL_XGB = {"n_estimators": 20, "max_depth": 3}
 
@@ -210,7 +210,7 @@ def test_indicator_tree_grows_the_gini_classification_tree():
     for X, y in (load_breast_cancer(return_X_y=True), load_wine(return_X_y=True)):
         X = X.astype(np.float32)
         k = len(np.unique(y))
-        learner = make_learner("tree", "classification", k)
+        learner = make_model("tree", "classification", k)
         assert learner.indicator_tree
         rng = np.random.default_rng(0)
         for seed in range(15):
@@ -312,7 +312,7 @@ def test_cuda_request_without_a_gpu_is_refused():
     with pytest.raises(RuntimeError, match="device='cuda'"):
         ppi_test(frame(), "a", "y", device="cuda", B=5)
     with pytest.raises(ValueError, match="needs model='xgboost'"):
-        make_learner("tree", "classification", 2, device="cuda")
+        make_model("tree", "classification", 2, device="cuda")
 
 
 @pytest.mark.gpu
@@ -336,13 +336,13 @@ def test_early_stopping_keeps_the_rounds_xgboost_would(metric):
     eval_metric='auc' the lowest AUC was kept, i.e. one round)."""
     import xgboost as xgb
 
-    from mbstat.ci.models.estimators import make_learner
+    from mbstat.ci.models.estimators import make_model
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1500, 3)).astype(np.float32)
     y = (X[:, 0] + rng.normal(size=1500) > 0).astype(np.float32)
     extra = {} if metric is None else {"eval_metric": metric}
-    learner = make_learner("xgboost", "classification", 2, device="cpu", params={
+    learner = make_model("xgboost", "classification", 2, device="cpu", params={
         "n_estimators": 60, "early_stopping_rounds": 5, "learning_rate": 0.1, **extra})
     booster = learner.fit(X, y, 7)
     order = np.random.default_rng(7).permutation(1500)

@@ -1,6 +1,6 @@
 """Supervised models for model-based tests (PPI): construction, devices, fitting, losses.
 
-A :class:`Learner` is an immutable recipe: which model, for which task, on
+A :class:`ModelSpec` is an immutable recipe: which model, for which task, on
 which device. It fits on arrays and predicts probabilities (classification)
 or values (regression); :func:`per_sample_loss` turns predictions into the
 per-row log-loss or squared error. Three kinds of model:
@@ -9,7 +9,7 @@ per-row log-loss or squared error. Three kinds of model:
   (``hist`` on the CPU, ``device="cuda"`` when :func:`mbstat.backend.gpu_available`
   says a GPU answers, XGBoost was built with CUDA and, under ``"auto"``, the
   training data is large enough to gain). XGBoost falls back to
-  the CPU silently, so :meth:`Learner.device_of` reads the device a fitted
+  the CPU silently, so :meth:`ModelSpec.device_of` reads the device a fitted
   booster really used.
 * ``"tree"``: scikit-learn's CART decision tree, fully grown (the model of the
   PPFS paper's experiments). A Gini classification tree is grown as
@@ -43,8 +43,8 @@ from ..._validation import check_choice
 from ...backend import gpu_available
 
 __all__ = [
-    "DEVICES", "MODELS", "TASKS", "TREE_DEFAULTS", "XGBOOST_DEFAULTS", "Learner",
-    "check_classifier", "check_model", "encode_features", "infer_task", "make_learner",
+    "DEVICES", "MODELS", "TASKS", "TREE_DEFAULTS", "XGBOOST_DEFAULTS", "ModelSpec",
+    "check_classifier", "check_model", "encode_features", "infer_task", "make_model",
     "per_sample_loss", "resolve_device", "xgboost_cuda_available",
 ]
 
@@ -174,10 +174,10 @@ def _check_not_a_class(estimator, name: str) -> None:
 
 
 @dataclass(frozen=True)
-class Learner:
+class ModelSpec:
     """A model recipe: kind, task, parameters, device and threads.
 
-    Use :func:`make_learner` to build one. ``fit`` returns a fitted model;
+    Use :func:`make_model` to build one. ``fit`` returns a fitted model;
     ``predict`` gives class probabilities ``(m, n_classes)`` for
     classification and values ``(m,)`` for regression, on the array module
     of its input (NumPy, or CuPy on a GPU).
@@ -247,7 +247,7 @@ class Learner:
         if self.kind == "tree":
             task = "regression" if self.indicator_tree else self.task
             model = _tree_class(task)(random_state=_random_state(seed), **self.params)
-            # float32 and finite by construction, parameters checked by make_learner:
+            # float32 and finite by construction, parameters checked by make_model:
             # skip scikit-learn's per-fit validation (most of a small tree's cost)
             with _skip_validation():
                 model.fit(X, y, check_input=False)
@@ -398,10 +398,10 @@ def _xp_of(array):
     return np if isinstance(array, np.ndarray) else __import__("cupy")
 
 
-def make_learner(model, task: str, n_classes: int = 0, *, device: str = "auto",
+def make_model(model, task: str, n_classes: int = 0, *, device: str = "auto",
                  params=None, n_jobs: int = 1, n_rows: int = 0,
-                 gpu_min_rows: int = GPU_MIN_ROWS) -> Learner:
-    """Build the :class:`Learner` for ``model`` and ``task``.
+                 gpu_min_rows: int = GPU_MIN_ROWS) -> ModelSpec:
+    """Build the :class:`ModelSpec` for ``model`` and ``task``.
 
     Parameters
     ----------
@@ -440,7 +440,7 @@ def make_learner(model, task: str, n_classes: int = 0, *, device: str = "auto",
                 f"model {type(model).__name__} has no predict_proba(), which the log-loss of "
                 "a classification task needs (e.g. SVC(probability=True))"
             )
-        return Learner("estimator", task, n_classes, {}, estimator=model)
+        return ModelSpec("estimator", task, n_classes, {}, estimator=model)
     if kind == "tree":
         params = {**TREE_DEFAULTS, **params}
         if "random_state" in params:
@@ -449,7 +449,7 @@ def make_learner(model, task: str, n_classes: int = 0, *, device: str = "auto",
             _tree_class(task)(**params).fit(np.array([[0.0], [1.0]]), np.array([0, 1]))
         except TypeError as exc:
             raise TypeError(f"model_params: {exc}") from None
-        return Learner("tree", task, n_classes, params)
+        return ModelSpec("tree", task, n_classes, params)
     merged = {**XGBOOST_DEFAULTS, **params}
     if "random_state" in merged:
         raise TypeError("model_params: the seed comes from seed=, not random_state")
@@ -457,12 +457,12 @@ def make_learner(model, task: str, n_classes: int = 0, *, device: str = "auto",
     if nthread is None:
         cpus = os.cpu_count() or 1
         nthread = 1 if n_rows < _SMALL else max(1, cpus // max(1, n_jobs))
-    learner = Learner("xgboost", task, n_classes, merged, device="cpu", nthread=int(nthread))
+    learner = ModelSpec("xgboost", task, n_classes, merged, device="cpu", nthread=int(nthread))
     _check_xgboost(learner)
-    return Learner("xgboost", task, n_classes, merged, device=dev, nthread=int(nthread))
+    return ModelSpec("xgboost", task, n_classes, merged, device=dev, nthread=int(nthread))
 
 
-def _check_xgboost(learner: Learner) -> None:
+def _check_xgboost(learner: ModelSpec) -> None:
     """One tiny fit, so that a misspelt or bad parameter fails now, with a clear message."""
     import warnings
 
@@ -503,7 +503,7 @@ def _check_xgboost(learner: Learner) -> None:
 def per_sample_loss(pred, y, task: str):
     """Log-loss (classification) or squared error (regression) of each row.
 
-    ``pred`` comes from :meth:`Learner.predict`; ``y`` holds class codes
+    ``pred`` comes from :meth:`ModelSpec.predict`; ``y`` holds class codes
     0..k-1 or values. Probabilities are clipped at machine epsilon as in
     scikit-learn's ``log_loss``.
     """

@@ -70,7 +70,7 @@ from ...plotting import new_axes
 from ..result import (ASYMPTOTIC, CIBatch, Query, _set_label, as_matrix, format_pvalue, plural,
                       results_table)
 from .base import ModelResult, ModelTest, _rng, check_ppi_args, encode_target, resolve_query
-from .estimators import encode_features, make_learner, per_sample_loss
+from .estimators import encode_features, make_model, per_sample_loss
 
 __all__ = ["LOCO_XGBOOST", "LOCOEngine", "LOCOResult", "LOCOTest", "loco_test", "t_greater"]
 
@@ -173,7 +173,7 @@ class LOCOEngine:
         self.task, y, self.n_classes = encode_target(dataset, self.target, task)
         if isinstance(model, str) and model == "xgboost":
             model_params = {**LOCO_XGBOOST, **(model_params or {})}
-        self.learner = make_learner(model, self.task, self.n_classes, device=device,
+        self.learner = make_model(model, self.task, self.n_classes, device=device,
                                     params=model_params, n_jobs=n_jobs,
                                     n_rows=n - n // folds, gpu_min_rows=GPU_MIN_ROWS)
         X, self.groups, self.types = encode_features(

@@ -25,7 +25,7 @@ from ..result import (ASYMPTOTIC, EXACT, CIBatch, Query, _set_label, as_matrix, 
                       plural, results_table)
 from .base import ModelResult, ModelTest, _rng, check_ppi_args, encode_target, resolve_query
 from .crt import B_DRAWS, CRT_FOLDS, crt_test
-from .estimators import encode_features, make_learner, per_sample_loss
+from .estimators import encode_features, make_model, per_sample_loss
 from .loco import LOCO_FOLDS, loco_test
 
 __all__ = ["PPIEngine", "PPIResult", "PPITest", "ppi_test",
@@ -128,7 +128,7 @@ class PPIEngine:
                              f"train on and {n_test} to test on; each part needs at least 2")
         self.dataset, self.target = dataset, int(target)
         self.task, y, self.n_classes = encode_target(dataset, self.target, task)
-        self.learner = make_learner(model, self.task, self.n_classes, device=device,
+        self.learner = make_model(model, self.task, self.n_classes, device=device,
                                     params=model_params, n_jobs=n_jobs, n_rows=n - n_test)
         X, self.groups, self.types = encode_features(dataset, self.learner.native_categorical,
                                                      self.learner.dtype, categorical)
