@@ -1,6 +1,36 @@
 """mbstat: Markov-blanket feature selection with an R-style functional API."""
 from __future__ import annotations
 
+import os
+import tempfile
+
+from numba.core import config as _numba_config
+from numba.misc.appdirs import AppDirs as _AppDirs
+
+
+def _numba_cache_fallback() -> None:
+    """Give numba a cache folder it can write where it has none (set before the kernels are
+    defined). numba caches compiled kernels beside their sources, else in the user's cache
+    folder; where it can write in neither (a read-only install run by a user without a
+    writable home), it refuses to define a cached function and ``import mbstat`` would fail.
+    There the kernels are cached in the temporary folder, per user."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    for folder in (os.path.join(os.path.dirname(__file__), "__pycache__"),
+                   _AppDirs(appname="numba", appauthor=False).user_cache_dir):
+        try:
+            os.makedirs(folder, exist_ok=True)
+            tempfile.TemporaryFile(dir=folder).close()
+            return
+        except OSError:
+            continue
+    user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), f"mbstat-numba-{user}")
+    _numba_config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+
+
+_numba_cache_fallback()
+
 from .algorithms import (LEARNERS, METHODS, fast_iamb, fbed, fsdms, gs_m, hiton_mb, hiton_pc,
                          iamb, iamb_fdr, iamb_ip, inter_iamb, learners_table, mb_to_pc, mbor,
                          member_tests, mmmb, mmpc, pc_superset, ppfs, rgs, ses, si_hiton_pc,

@@ -78,3 +78,20 @@ def test_read_only_install_caches_per_user(read_only_copy, tmp_path):
     assert second["cache"] == first["cache"]
     assert second["hits"] == 1 and second["misses"] == 0
     assert second["bits"] == first["bits"]
+
+
+def test_no_writable_cache_falls_back_to_the_temporary_folder(read_only_copy, tmp_path):
+    """Where neither the package's folders nor the user's cache folder can be written (here
+    $XDG_CACHE_HOME is a plain file), numba would refuse to define the cached kernels and the
+    import would fail; mbstat caches them in the temporary folder instead, per user."""
+    site, env, user_cache = read_only_copy
+    user_cache.write_text("not a folder: no user cache either")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**env, "TMPDIR": str(temp)}
+    first = _run(env, tmp_path)
+    assert Path(first["file"]).resolve().is_relative_to(site.resolve())
+    assert Path(first["cache"]).resolve().is_relative_to(temp.resolve())
+    assert first["misses"] == 1 and first["bits"] == [[1, 2, 4], [2, 5, 0]]
+    second = _run(env, tmp_path)
+    assert second["cache"] == first["cache"] and second["hits"] == 1
