@@ -41,12 +41,12 @@ declared configurations, 1 when there is none) and its continuous part zc (``q``
   and the null family is the fitted product itself, so the draws follow the null that
   the statistic tests, to the error of the fit; why the Bartlett scaling rather than the
   bootstrap's p-value: a search compares p-values with alpha / m, far below 1 / B, and
-  the scaled chi-square resolves them. B = 400 / df within [25, 200] (the mean's relative
-  Monte Carlo error near 7%), each replicate's fits started at the law it was drawn
+  the scaled chi-square resolves them. B = 800 / df within [50, 400] (the mean's relative
+  Monte Carlo error near 5%), each replicate's fits started at the law it was drawn
   from; the draws are seeded by the test's contents, in canonical codes, so that the
   p-value does not depend on the order of the levels or of x and y. Cost: IAMB with
-  mi-cg on every node of ``make_mixed_network(500)`` took 10x the plain chi-square's
-  time with B = 800 / df (2 cores, load 23).
+  mi-cg on every node of ``make_mixed_network(500)`` took 11x the plain chi-square's
+  time (41.0 s against 3.8 s, 2 shared cores).
   Measured (``benchmarks/mixed_tests.py --sections levels``): 3 x 3 given two
   continuous columns at 200 rows, 15% -> 7.5% [4.6, 12.0] of 200 nulls; the README's
   "Choosing a test" has the table. ``correction=None`` keeps the plain chi-square.
@@ -201,10 +201,10 @@ def _multinomial_loglik(F, codes) -> float:
 
 
 #: Draws of the parametric bootstrap whose mean scales the pair logit's statistic (module
-#: docstring): B = 400 / df within [25, 200], so that the mean's relative Monte Carlo error,
-#: about sqrt(2 / (df B)), is near 7% whatever the df (a random scaling of the statistic,
-#: nearly symmetric: it moves p-values, not the level).
-BOOTSTRAP_B = (400, 25, 200)
+#: docstring): B = 800 / df within [50, 400], so that the mean's relative Monte Carlo error,
+#: about sqrt(2 / (df B)), is near 5% whatever the df (400 / df, 7%, failed the oracle
+#: test on a CG network: tests/test_mi_cg_networks.py).
+BOOTSTRAP_B = (800, 50, 400)
 #: The pair logit keeps its plain chi-square where every stratum's rarest observed cell of
 #: (x, y) has at least this many rows per coefficient of a logit on [1, zc, zc zc'].
 EVENTS_PER_PARAMETER = 20
