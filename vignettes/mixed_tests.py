@@ -26,15 +26,18 @@
 # beside ``ppfs(model="tree")``: F1 against the true blankets, averaged over the nodes and
 # over ``--seeds`` samples.
 #
-# What it found (500 data sets per cell, seed 0; see the README's "Mixed data"):
-# fisher_z holds its level on Gaussian and t(3) data, and nothing holds it when x and y
-# depend on z non-linearly except rcot at n = 200 (at n = 2,000 rcot rejects 25% of those
-# nulls: 100 features of z no longer absorb E[f(x) | z]); spearman drifts above 5% given
-# z (7.4% at n = 2,000, Gaussian data), normal-scores does not; mi-cg is liberal at n =
-# 200 when a discrete x adds per-stratum variances (7.6% over 1,000 nulls, seeds 0 and 1)
-# and holds at 2,000; reg-lr holds everywhere it is correctly specified. On the network,
-# IAMB with reg-lr or mi-cg beats binned G2 at 500 rows (F1 0.94 / 0.89 against 0.80)
-# and falls back to it at 2,000 (conditionals given arbitrary z are mixtures, not CG).
+# What it found before the fixes of issue #31 (500 data sets per cell, seed 0): fisher_z
+# holds its level on Gaussian and t(3) data, and nothing holds it when x and y depend on z
+# non-linearly except rcot at n = 200 (at n = 2,000 rcot with 100 features of z rejected 25%
+# of those nulls); spearman drifted above 5% given z (7.4% at n = 2,000, Gaussian data),
+# normal-scores did not; mi-cg was liberal at n = 200 when a discrete x adds per-stratum
+# variances (7.6% over 1,000 nulls) and held at 2,000; reg-lr holds everywhere it is
+# correctly specified. Since #31, rcot takes num_f="auto" features (4% at 2,000 rows),
+# spearman given z tests the latent partial correlation (4.4% / 5.4% at 200 / 2,000 rows) and
+# mi-cg scales the pair logit to a bootstrap null mean: the current level table, with Wilson
+# intervals, is in the user guide's "Choosing a test" (docs/user_guide/tests.md). On the
+# network, IAMB with reg-lr or mi-cg beats binned G2 at 500 rows (F1 0.94 / 0.89 against
+# 0.80) and falls back to it at 2,000 (conditionals given arbitrary z are mixtures, not CG).
 #
 # Run: ``python vignettes/mixed_tests.py [--quick] [--out DIR] [--reps R] [--part P]
 # [--scenarios 0,1,...] [--tests a,b]`` (full mode: about 10 minutes of CPU, 35 minutes on
