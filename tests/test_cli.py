@@ -5,6 +5,7 @@ import sys
 import pandas as pd
 import pytest
 
+from mbstat.cli import main
 from mbstat.datasets import sample_network
 
 
@@ -69,11 +70,22 @@ def test_select_passes_parameters(csv):
         (["demo", "--plot", "{csv}.d/d.png"], "the folder {csv}.d does not exist"),
     ],
 )
-def test_user_mistakes_exit_2_without_traceback(csv, args, message):
+def test_user_mistakes_exit_2_without_traceback(csv, args, message, capsys):
+    """In this process (each interpreter start costs seconds): main's return value is the
+    exit status (test_a_user_mistake_exits_2_through_the_interpreter shows the mapping end
+    to end), the message goes to standard error, and no exception escapes."""
     fill = {"{csv}": str(csv), "{dir}": str(csv.parent)}
-    out = run(*[fill.get(a, a.replace("{csv}", str(csv))) for a in args])
+    code = main([fill.get(a, a.replace("{csv}", str(csv))) for a in args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message.replace("{csv}", str(csv)) in err
+    assert "Traceback" not in err
+
+
+def test_a_user_mistake_exits_2_through_the_interpreter(csv):
+    out = run("select", str(csv), "--target", "nope")
     assert out.returncode == 2
-    assert message.replace("{csv}", str(csv)) in out.stderr
+    assert "unknown column 'nope' for --target" in out.stderr
     assert "Traceback" not in out.stderr
 
 
