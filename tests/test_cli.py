@@ -1,16 +1,28 @@
-"""The command line, end to end through a subprocess."""
+"""The command line, end to end through a subprocess (its messages through main in this
+process: each interpreter start costs seconds)."""
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
+from mbstat.cli import main
 from mbstat.datasets import sample_network
 
 
 def run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "mbstat", *args], capture_output=True, text=True,
                           timeout=600, cwd=cwd)
+
+
+def here(capsys, *args):
+    """``run``'s answer from main in this process (no interpreter start): the checks of
+    messages; the exit status and the interpreter's own output are checked through ``run``."""
+    capsys.readouterr()
+    code = main(list(args))
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
 
 
 @pytest.fixture(scope="module")
@@ -69,11 +81,21 @@ def test_select_passes_parameters(csv):
         (["demo", "--plot", "{csv}.d/d.png"], "the folder {csv}.d does not exist"),
     ],
 )
-def test_user_mistakes_exit_2_without_traceback(csv, args, message):
+def test_user_mistakes_exit_2_without_traceback(csv, args, message, capsys):
+    """In this process (each interpreter start costs seconds): main's return value is the
+    exit status (test_a_user_mistake_exits_2_through_the_interpreter shows the mapping end
+    to end), the message goes to standard error, and no exception escapes."""
     fill = {"{csv}": str(csv), "{dir}": str(csv.parent)}
-    out = run(*[fill.get(a, a.replace("{csv}", str(csv))) for a in args])
+    out = here(capsys, *[fill.get(a, a.replace("{csv}", str(csv))) for a in args])
     assert out.returncode == 2
     assert message.replace("{csv}", str(csv)) in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_user_mistake_exits_2_through_the_interpreter(csv):
+    out = run("select", str(csv), "--target", "nope")
+    assert out.returncode == 2
+    assert "unknown column 'nope' for --target" in out.stderr
     assert "Traceback" not in out.stderr
 
 
@@ -159,16 +181,16 @@ def test_read_csv_refuses_columns_mixing_numbers_and_text(tmp_path):
         read_csv(path, text=["m"])
 
 
-def test_select_reports_read_problems_in_one_line(tmp_path):
+def test_select_reports_read_problems_in_one_line(tmp_path, capsys):
     path = tmp_path / "semi.csv"
     path.write_text("a;b;y\n" + "".join(f"{i % 3};{i % 2};{i % 3}\n" for i in range(60)))
-    out = run("select", str(path), "--target", "y")
+    out = here(capsys, "select", str(path), "--target", "y")
     assert out.returncode == 0, out.stderr  # the separator is detected
-    out = run("select", str(path), "--target", "y", "--sep", ",")
+    out = here(capsys, "select", str(path), "--target", "y", "--sep", ",")
     assert out.returncode == 2 and "is it separated by another character? give --sep" in out.stderr
     path.write_text("a,b,y\n" + "".join(f"{i % 3},{'x' if i == 7 else i % 2},{i % 3}\n"
                                         for i in range(60)))
-    out = run("select", str(path), "--target", "y")
+    out = here(capsys, "select", str(path), "--target", "y")
     assert out.returncode == 2 and "column 'b' mixes numbers and text" in out.stderr
     assert "Traceback" not in out.stderr
 
@@ -193,27 +215,27 @@ def test_a_reader_that_stops_early_gets_no_traceback(csv):
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
 
 
-def test_select_names_a_directory_and_a_binary_file(tmp_path):
+def test_select_names_a_directory_and_a_binary_file(tmp_path, capsys):
     # a directory was "data file not found"; a binary file suggested --encoding latin-1
     empty = tmp_path / "empty"
     empty.mkdir()
-    out = run("select", str(empty), "--target", "y")
+    out = here(capsys, "select", str(empty), "--target", "y")
     assert out.returncode == 2 and f"{empty} is a directory; mbstat select reads one CSV " \
         "file" in out.stderr and "not found" not in out.stderr
     parts = tmp_path / "parts"
     parts.mkdir()
     pd.DataFrame({"y": [0, 1]}).to_parquet(parts / "part.0.parquet")
-    out = run("select", str(parts), "--target", "y")
+    out = here(capsys, "select", str(parts), "--target", "y")
     assert out.returncode == 2 and f"mbstat.iamb('{parts}', target)" in out.stderr
-    out = run("select", str(parts / "part.0.parquet"), "--target", "y")
+    out = here(capsys, "select", str(parts / "part.0.parquet"), "--target", "y")
     assert out.returncode == 2 and "looks like a Parquet file, not CSV text" in out.stderr
     binary = tmp_path / "data.bin"
     binary.write_bytes(bytes(range(256)) * 4)
-    out = run("select", str(binary), "--target", "y")
+    out = here(capsys, "select", str(binary), "--target", "y")
     assert out.returncode == 2 and "looks like a binary file (it holds NUL bytes)" in out.stderr
     assert "--encoding" not in out.stderr and "Traceback" not in out.stderr
     # text in another encoding still gets the encoding hint
     latin = tmp_path / "latin.csv"
     latin.write_bytes("a,y\n1,\xe9\n".encode("latin-1"))
-    out = run("select", str(latin), "--target", "y")
+    out = here(capsys, "select", str(latin), "--target", "y")
     assert out.returncode == 2 and "--encoding latin-1" in out.stderr
