@@ -16,7 +16,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ... import _validation as v
-from ...data.dataset import column_values, is_discrete  # noqa: F401 (the family's helpers)
+from ...data.dataset import column_values, is_discrete
 from ..chi2 import chi2_sf_logsf
 from ..protocol import CITest
 from ..result import ASYMPTOTIC, NOTES, PERMUTATION, results_table

@@ -91,10 +91,11 @@ import zlib
 import numpy as np
 from scipy import special
 
+from ...data.dataset import column_values, is_discrete
 from ..chi2 import chi2_sf_logsf
 from ..result import ASYMPTOTIC
-from ._design import (MACHINE_TOL, PermutableTest, chi2_table, column_values, combine, group_sums,
-                      grouped_residuals, grouped_rss, is_discrete, strata, stratum_moments)
+from ._design import (MACHINE_TOL, PermutableTest, chi2_table, combine, group_sums,
+                      grouped_residuals, grouped_rss, strata, stratum_moments)
 from .regression import fit_logit
 
 __all__ = ["ConditionalGaussian", "cg_loglik", "pair_logit_lr", "pair_logit_null_mean",
@@ -491,10 +492,10 @@ def g2_within(cx, kx: int, cy, ky: int, g, G: int) -> float:
     """G2 = 2 sum n_xyz log(n_xyz n_z / (n_xz n_yz)) of x against y within the strata g."""
     code = (np.asarray(g, dtype=np.int64) * kx + cx) * ky + cy
     n = np.bincount(code, minlength=G * kx * ky).reshape(G, kx, ky).astype(np.float64)
-    expected = n.sum(axis=2, keepdims=True) * n.sum(axis=1, keepdims=True)
+    margins = n.sum(axis=2, keepdims=True) * n.sum(axis=1, keepdims=True)  # n_xz n_yz
+    joint = n * n.sum(axis=(1, 2), keepdims=True)  # n_xyz n_z
     seen = n > 0
-    ratio = n[seen] * np.broadcast_to(n.sum(axis=(1, 2), keepdims=True), n.shape)[seen]
-    return float(2.0 * np.sum(n[seen] * np.log(ratio / expected[seen])))
+    return float(2.0 * np.sum(n[seen] * np.log(joint[seen] / margins[seen])))
 
 
 def _continuous_pair_moments(counts, p: int, flat):

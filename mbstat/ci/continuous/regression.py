@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _validation as v
-from ._design import PermutableTest, chi2_table, column_values, dummies, is_discrete
+from ...data.dataset import column_values, is_discrete
+from ._design import PermutableTest, chi2_table, dummies
 from .moments import WELL_POSED, column_moments
 
 __all__ = ["RegressionLR", "MODELS", "fit_logit"]
