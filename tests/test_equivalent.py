@@ -241,8 +241,10 @@ def test_hailfinder_relabelings():
     assert frozenset(mb - {"CombVerMo"} | {"AreaMeso_ALS"}) in sets
     assert any({"CombVerMo", "AreaMeso_ALS"} <= set(c) for c in res.classes)
     assert "need not be unique" in str(res.summary())
-    own = mbstat.tie(data, "CombVerMo")
+    own = mbstat.tie(data, "CombVerMo")  # the paper's TIE*: the relabeling, named
     assert own.boundaries == (("AreaMeso_ALS",),) and own.determining == ("AreaMeso_ALS",)
+    assert own.reduced_boundaries == () and "without_determining=True" in str(own.summary())
+    own = mbstat.tie(data, "CombVerMo", without_determining=True)
     parents = set(net.parents["CombVerMo"])
     assert own.reduced_boundaries and all(parents <= set(b) for b in own.reduced_boundaries)
     assert "alone determines CombVerMo" in str(own.summary())

@@ -16,6 +16,7 @@ from .._validation import check_choice, check_int
 from ..results.equivalent import EquivalentResult, count_boundaries, generate_boundaries
 from ._equivalence import (DETERMINISM_TOL, determinism_frame, determinism_notes,
                            determining as _determining, equivalence_frame)
+from ._selection import check_selection, entry_level
 from .learners import Found, Learner, Run
 
 __all__ = ["ses"]
@@ -23,13 +24,15 @@ __all__ = ["ses"]
 SYMMETRY = ("none", "and")
 
 
-def _check_args(max_k=3, max_boundaries=100, symmetry="none", without_determining=True) -> dict:
+def _check_args(max_k=3, max_boundaries=100, symmetry="none", selection="bonferroni",
+                without_determining=False) -> dict:
     if not isinstance(without_determining, (bool, np.bool_)):
         raise TypeError(f"without_determining must be True or False; got "
                         f"{without_determining!r}")
     return {"max_k": check_int("max_k", max_k, low=1, allow_none=True),
             "max_boundaries": check_int("max_boundaries", max_boundaries, low=1),
             "symmetry": check_choice("symmetry", symmetry, SYMMETRY),
+            "selection": check_selection(selection),
             "without_determining": bool(without_determining)}
 
 
@@ -62,9 +65,10 @@ class _SES:
     ``record`` (the run's own target) writes the decisions to the run's ledger and trace;
     the searches of other variables (symmetry="and") keep their own."""
 
-    def __init__(self, run: Run, target, pool, max_k, record: bool):
+    def __init__(self, run: Run, target, pool, max_k, record: bool, selection="none"):
         self.run, self.tester, self.target = run, run.tester, target
         self.pool = list(pool)
+        self.selection = selection  # the level of entry (see _selection)
         self.cap = max_k if run.max_sx is None else (
             run.max_sx if max_k is None else min(max_k, run.max_sx))
         self.record = record
@@ -134,19 +138,47 @@ class _SES:
                 self.exclude(x, batch[i], self.phase("univariate"))
         for x in self.fixed:  # whitelisted: selected first, in the order given
             self.add(x, None)
+        self.n_free = len(free)
         if not self.selected:
             if not self.remaining:  # min(pvalues) > threshold: no associations
                 return
             # which.min(pvalues): the smallest p-value, the first in candidate order
             position = {x: i for i, x in enumerate(free)}
             first = min(self.remaining, key=lambda x: (self.logp[x], position[x]))
+            if not self.enters(first):
+                return
             self.add(first, batch[self.pool.index(first)])
         while self.remaining:  # loop = any(as.logical(remainingVars))
             self.identify_equivalence()
             best = self.max_min_assoc()
             if best is not None:  # selectedPvalue <= threshold: add it
+                if not self.enters(best):
+                    break
                 self.add(best, None)
         self.identify_equivalence()  # "lets find the variables to be discarded"
+
+    def enters(self, best) -> bool:
+        """``selection``: whether the strongest remaining variable ``best`` enters, its
+        max-min association's p-value at most alpha / m, m the free candidates outside the
+        selected set (those removed included: the step chose among them); MMPC's rule
+        (:func:`mbstat.mmpc`). When it does not, the remaining variables stay out (the
+        forward phase ends), each excluded by its weakest test with the margin
+        log(level) - log p at its step-down level (alpha / m, alpha / (m - 1), ...)."""
+        m = self.n_free - sum(1 for x in self.selected if x not in self.fixed)
+        level = entry_level(self.tester.alpha, m, self.selection)
+        if self.logp[best] <= level:
+            return True
+        position = {x: i for i, x in enumerate(self.pool)}
+        refused = sorted(self.remaining, key=lambda x: (self.logp[x], -self.stat[x],
+                                                        position[x]))
+        for rank, x in enumerate(refused):
+            self.remaining.remove(x)
+            if self.record:
+                res = self.weakest[x]
+                level = entry_level(self.tester.alpha, m - rank, self.selection)
+                self.run.ledger.exclude(x, res, "entry", criterion=level - self.logp[x])
+                self.run.trace.append(("entry", "remove", x, res))
+        return False
 
     def add(self, x, result) -> None:
         if x in self.remaining:
@@ -270,14 +302,14 @@ def _members(search: _SES) -> set:
     return {v for c in search.classes() for v in c}
 
 
-def _search(run: Run, max_k=3, max_boundaries=100, symmetry="none",
-            without_determining=True) -> Found:
+def _search(run: Run, max_k=3, max_boundaries=100, symmetry="none", selection="bonferroni",
+            without_determining=False) -> Found:
     """SES on the run's target; with ``symmetry="and"``, each member of a class is kept
     only when the target is among the members of its own SES (MMPC's symmetry
     correction, Tsamardinos et al. 2003 Figure 3, applied to every variable of a
     class), the SES of a member searched without the other members of its class (each
     of them determines it, and would separate it from everything)."""
-    s = _SES(run, run.target, run.candidates, max_k, record=True)
+    s = _SES(run, run.target, run.candidates, max_k, record=True, selection=selection)
     s.run_search()
     classes = s.classes()
     notes = []
@@ -295,7 +327,8 @@ def _search(run: Run, max_k=3, max_boundaries=100, symmetry="none",
                     # x's own class left out: a variable that determines x would
                     # separate it from everything
                     pool = [v for v in [run.target, *run.candidates] if v not in c]
-                    other = memo[x] = _SES(run, x, pool, max_k, record=False)
+                    other = memo[x] = _SES(run, x, pool, max_k, record=False,
+                                              selection=selection)
                     other.run_search()
                 if run.target in _members(other):
                     alive.append(x)
@@ -323,23 +356,28 @@ def _search(run: Run, max_k=3, max_boundaries=100, symmetry="none",
     pairs = [(a, (b,)) for c in classes for a in c for b in c if a != b]
     det = determinism_frame(run.tester.dataset, pairs)
     notes += list(determinism_notes(det, run.target))
-    determining, reduced = [], ()
-    if without_determining:  # members that alone determine the target: SES without them
-        determining = _determining(run.tester.dataset, run.target,
-                                   [(v,) for c in classes for v in c], DETERMINISM_TOL)
-        if determining:
+    # members that alone determine the target (measured always: entropies, no test)
+    determining = _determining(run.tester.dataset, run.target,
+                               [(v,) for c in classes for v in c], DETERMINISM_TOL)
+    reduced = ()
+    if determining:
+        one = len(determining) == 1
+        said = (f"Note: {', '.join(determining)} alone determine{'s' if one else ''} "
+                f"{run.target} (a relabeling or a finer coding of it) and separate"
+                f"{'s' if one else ''} it from every other variable.")
+        if without_determining:  # SES again without them
             pool = [c for c in run.candidates if c not in determining]
-            other = _SES(run, run.target, pool, max_k, record=False)
+            other = _SES(run, run.target, pool, max_k, record=False, selection=selection)
             other.run_search()
             reduced = generate_boundaries(other.classes(), max_boundaries)
-            one = len(determining) == 1
             listed = "; ".join("{" + ", ".join(b) + "}" for b in reduced[:5])
-            notes.append(f"Note: {', '.join(determining)} alone determine{'s' if one else ''} "
-                         f"{run.target} (a relabeling or a finer coding of it) and separate"
-                         f"{'s' if one else ''} it from every other variable. Without "
-                         f"{'it' if one else 'them'}, SES finds {len(reduced)} "
-                         f"signature{'' if len(reduced) == 1 else 's'} "
-                         f"(.reduced_boundaries): {listed}{'; ...' if len(reduced) > 5 else ''}.")
+            said += (f" Without {'it' if one else 'them'}, SES finds {len(reduced)} "
+                     f"signature{'' if len(reduced) == 1 else 's'} (.reduced_boundaries): "
+                     f"{listed}{'; ...' if len(reduced) > 5 else ''}.")
+        else:
+            said += (" without_determining=True searches again without "
+                     f"{'it' if one else 'them'} (.reduced_boundaries).")
+        notes.append(said)
     if s.capped:
         notes.append(f"Note: conditioning sets were capped at max_k = {s.cap}; larger "
                      "separating sets were not searched.")
@@ -359,8 +397,8 @@ SES = Learner("ses", "ci", "statistically equivalent signatures (SES)", search=_
 
 @SES.front_end
 def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
-        symmetry="none", without_determining=True, backend=None, candidates=None, whitelist=None, blacklist=None,
-        max_sx=None, discretize=None, na="raise", progress=None,
+        symmetry="none", selection="bonferroni", without_determining=False, backend=None,
+        candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None, na="raise", progress=None,
         **test_args) -> EquivalentResult:
     """Statistically equivalent signatures (SES; Lagani et al. 2017, MXM's ``SES``).
 
@@ -381,6 +419,19 @@ def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
     subsets, ties by the smaller statistic) is strongest; 4. repeat 2-3 while any
     remain; 5. a last IdentifyEquivalence.
 
+    Reading chosen for the level of the whole search (``selection``): steps 1 and 3
+    admit the strongest of m candidates, and MXM admits it at alpha; the smallest of m
+    null p-values is below alpha almost surely, so under a global null (50 independent
+    binary candidates, 500 rows) MXM's rule keeps 1.4 false members on average. By
+    default the strongest enters only while its p-value (step 1: univariate; step 3:
+    its max-min association) is at most alpha / m, m the candidates outside the
+    selected set (MMPC's rule in :func:`mbstat.mmpc`; Bonferroni-adjusted entry,
+    :mod:`mbstat.algorithms._selection`); else the forward phase ends and step 5 runs.
+    The union bound then holds each step's chance of admitting a null candidate to
+    alpha, and the expected number of false members to alpha / (1 - alpha). The
+    removals (step 2), the equivalence tests and the symmetry correction stay at
+    alpha. ``selection="none"`` is MXM's rule.
+
     Parameters
     ----------
     data, target, test
@@ -396,12 +447,16 @@ def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
         "none" (default): MXM's SES, no symmetry correction; "and": a member of a class
         is kept only when T is in its own SES (MMPC's correction; one more SES per
         member), which removes MMPC-bar's false positives.
+    selection : {"bonferroni", "none"}
+        The level of entry (see above): "bonferroni" (default), the strongest remaining
+        variable enters at alpha / m; "none", MXM's rule (at alpha).
     without_determining : bool
         A member that alone determines the target (a relabeling or finer coding of it:
         its conditional entropy given the member at most 1% of its own) separates it
-        from everything; with True (default) SES runs again without such members and
-        lists those signatures apart (``reduced_boundaries``, ``determining``), as
-        :func:`mbstat.tie` does.
+        from everything; such members are always named (``determining``, a note). With
+        True SES runs again without them and lists those signatures apart
+        (``reduced_boundaries``), as :func:`mbstat.tie` does. Default False: MXM's
+        SES, whose signatures are those of all the variables.
     backend, candidates, whitelist, blacklist, max_sx, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb`. Whitelisted features are selected from the start
         and never removed.
@@ -471,6 +526,8 @@ def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
     - Not carried over: ``backward`` (``mmpcbackphase``, ``SES.R`` 299-308; default
       FALSE), ``wei``, ``ini``, ``hash`` (mbstat's tester always caches), ``ncores``.
       ``max_k=None`` (no cap) is mbstat's; MXM needs max_k >= 1 (``SES.R`` 285-289).
+    - The level of entry: ``selection="bonferroni"`` (default) admits at alpha / m
+      where MXM admits at alpha (``selection="none"``: MXM's rule).
     - mbstat's additions: whitelist/blacklist, ``symmetry="and"`` (MMPC's correction,
       absent from MXM), ``without_determining`` (``reduced_boundaries``) and the notes on
       (near-)deterministic relations; the test counts differ (MXM's ``n.tests`` counts
