@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..ci.result import CIBatch
 from ..results import MBResult
 from ._selection import check_selection, entry_level, entry_rule
 from .learners import Found, Learner, Run
@@ -33,16 +34,29 @@ def _stack(results):
 def _decide(ledger, rule, features, results, dependent, keys, phase, keep) -> None:
     """Record in ``ledger`` the rule's decisions on ``features``: keep the dependent ones
     (``keep`` True) or exclude the independent ones. The strength of a decision is minus
-    the rule's primary sort key (-log p for the significance rule)."""
+    the rule's primary sort key (-log p for the significance rule). ``results``: a batch
+    (its rows recorded without a result object each) or a list of results."""
     if ledger is None:
         return
     strength = -np.asarray(keys[-1], dtype=np.float64)
     named = getattr(rule, "criterion", None) is not None
-    for i, x in enumerate(features):
-        if bool(dependent[i]) == keep:
-            record = ledger.keep if keep else ledger.exclude
-            extra = {"strength": strength[i]} if keep else {}
-            record(x, results[i], phase, criterion=strength[i] if named else np.nan, **extra)
+    rows = np.flatnonzero(np.asarray(dependent, dtype=bool) == keep)
+    if isinstance(results, CIBatch):
+        chosen = [features[i] for i in rows]
+        criteria = strength[rows] if named else None
+        if keep:
+            ledger.keep_rows(chosen, results, rows, phase, strengths=strength[rows],
+                             criteria=criteria)
+        else:
+            ledger.exclude_rows(chosen, results, rows, phase, criteria=criteria)
+        return
+    for i in rows:
+        x = features[i]
+        if keep:
+            ledger.keep(x, results[i], phase, criterion=strength[i] if named else np.nan,
+                        strength=strength[i])
+        else:
+            ledger.exclude(x, results[i], phase, criterion=strength[i] if named else np.nan)
 
 
 def _forward_step(tester, target, blanket, candidates, trace, rule=significance, phase="grow",

@@ -34,39 +34,63 @@ def log_thresholds(m: int, fdr: str = "by") -> np.ndarray:
     return np.log(m * c / ranks)
 
 
-def _round(tester, target, candidates, mb):
-    """Every candidate's test against the target given the blanket without it: one batch
-    for the non-members (given the blanket), one test per member (given the others).
+class _Round:
+    """One round's tests, in candidate order: the non-members' batch (read as arrays, a
+    result object made only for a row a decision or the trace shows) and the members'
+    single tests."""
 
-    Returns ``{feature: result}`` in candidate order."""
+    __slots__ = ("batch", "where", "singles", "statistic", "log_pvalue", "skipped")
+
+    def __init__(self, candidates, batch, where, singles):
+        self.batch, self.where, self.singles = batch, where, singles
+        m = len(candidates)
+        stat, log_p, skipped = np.empty(m), np.empty(m), np.zeros(m, dtype=bool)
+        if batch is not None:
+            at = np.fromiter((i for i, c in enumerate(candidates) if c in where), np.intp)
+            stat[at] = batch.statistic
+            log_p[at] = batch.log_pvalue
+            skipped[at] = batch.skipped
+        for i, c in enumerate(candidates):
+            res = singles.get(c)
+            if res is not None:
+                stat[i], log_p[i], skipped[i] = res.statistic, res.log_pvalue, res.skipped
+        self.statistic, self.log_pvalue, self.skipped = stat, log_p, skipped
+
+    def __getitem__(self, x):
+        """The result of ``x``'s test."""
+        res = self.singles.get(x)
+        return res if res is not None else self.batch[self.where[x]]
+
+
+def _round(tester, target, candidates, mb) -> _Round:
+    """Every candidate's test against the target given the blanket without it: one batch
+    for the non-members (given the blanket), one test per member (given the others)."""
     inside = set(mb)
     rest = [c for c in candidates if c not in inside]
-    out = {}
+    batch, where = None, {}
     if rest:
         batch = tester.test_many(rest, target, tuple(mb), phase="fdr")
-        out.update(zip(rest, batch))
-    for x in mb:
-        out[x] = tester.test(x, target, tuple(b for b in mb if b != x), phase="fdr")
-    return {c: out[c] for c in candidates}
+        where = {c: i for i, c in enumerate(rest)}
+    singles = {x: tester.test(x, target, tuple(b for b in mb if b != x), phase="fdr")
+               for x in mb}
+    return _Round(candidates, batch, where, singles)
 
 
-def _criteria(results, log_thr, log_alpha):
+def _criteria(results: _Round, names, log_thr, log_alpha):
     """Ranks (0 = most dependent), the FDR-scaled p-value ``min(1, p m c(m) / i)`` (log) and
-    the decision "dependent" of every candidate. Ranked by log p, then statistic, then
-    candidate order; a declined (skipped) test ranks as p = 1 and is never dependent."""
-    res = list(results.values())
-    skipped = np.array([r.skipped for r in res], dtype=bool)
-    log_p = np.where(skipped, 0.0, np.array([r.log_pvalue for r in res], dtype=np.float64))
-    stat = np.array([r.statistic for r in res], dtype=np.float64)
-    order = np.lexsort((np.arange(len(res)), -np.nan_to_num(stat), log_p))
-    rank = np.empty(len(res), dtype=np.intp)
-    rank[order] = np.arange(len(res))
+    the decision "dependent" of every candidate (``names``, in the round's order). Ranked by
+    log p, then statistic, then candidate order; a declined (skipped) test ranks as p = 1
+    and is never dependent."""
+    skipped = results.skipped
+    log_p = np.where(skipped, 0.0, results.log_pvalue)
+    stat = results.statistic
+    order = np.lexsort((np.arange(len(names)), -np.nan_to_num(stat), log_p))
+    rank = np.empty(len(names), dtype=np.intp)
+    rank[order] = np.arange(len(names))
     log_crit = np.minimum(0.0, log_p + log_thr[rank])
     dependent = ~skipped & (log_crit <= log_alpha)
-    names = list(results)
-    return ({x: int(rank[i]) for i, x in enumerate(names)},
-            {x: float(log_crit[i]) for i, x in enumerate(names)},
-            {x: bool(dependent[i]) for i, x in enumerate(names)})
+    return (dict(zip(names, rank.tolist())), dict(zip(names, log_crit.tolist())),
+            dict(zip(names, dependent.tolist())))
 
 
 def _search(run: Run, fdr: str = "by", start=None) -> Found:
@@ -122,7 +146,7 @@ def _search(run: Run, fdr: str = "by", start=None) -> Found:
                     ledger.exclude(x, None, f"growth stopped: max_sx = {max_sx} reached")
             break
         results = _round(tester, target, cands, mb)
-        rank, log_crit, dependent = _criteria(results, log_thr, log_alpha)
+        rank, log_crit, dependent = _criteria(results, cands, log_thr, log_alpha)
 
         def crit(x):
             return math.exp(log_crit[x])
@@ -152,9 +176,11 @@ def _search(run: Run, fdr: str = "by", start=None) -> Found:
             break
         if changed:
             continue
-        for x in cands:  # the final round excludes every non-member it tested
-            if x not in state and not dependent[x]:
-                ledger.exclude(x, results[x], "grow", criterion=crit(x))
+        # the final round excludes every non-member it tested (rows of the round's batch)
+        out = [x for x in cands if x not in state and not dependent[x]]
+        if out:
+            ledger.exclude_rows(out, results.batch, [results.where[x] for x in out], "grow",
+                                criteria=[crit(x) for x in out])
         break
     found_notes = ()
     if notes:

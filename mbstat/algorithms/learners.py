@@ -37,7 +37,8 @@ import pandas as pd
 
 from .._progress import hides_interrupt, progress_bar
 from .._validation import check_alpha, check_int
-from ..results import MBResult, format_call, make_trace
+from ..results import MBResult, format_call
+from ..results.base import trace_builder
 from ._common import prepare
 from ._equivalence import evidence_determinism_notes
 from ._evidence import Ledger
@@ -251,7 +252,8 @@ def learn(row: Learner, args: dict, declared=None):
     else:
         found, note = _search(row, run, own, progress)
         _honour_hard_priors(run, found, blacklist)
-    evidence = run.ledger.frame(found.blanket, [*cands, *blacklist], note=note)
+    # the evidence and the trace as arrays; their tables are built when first read
+    evidence = run.ledger.evidence(found.blanket, [*cands, *blacklist], note=note)
     found.notes = (*found.notes, *evidence_determinism_notes(tester.dataset, target, evidence,
                                                              found.notes),
                    *entry_notes(own.get("selection"), evidence, alpha))
@@ -286,7 +288,7 @@ def learn(row: Learner, args: dict, declared=None):
         test=tester.test_name,
         alpha=alpha,
         evidence=evidence,
-        trace=make_trace(run.trace if found.trace is None else found.trace),
+        trace=trace_builder(run.trace if found.trace is None else found.trace),
         parents_children=None if found.parents_children is None else tuple(found.parents_children),
         spouses=None if found.spouses is None else tuple(found.spouses),
         n_skipped=tester.n_skipped + found.n_skipped,

@@ -21,7 +21,15 @@ from ..ci.result import format_pvalue, plural
 from ..plotting import GraphEdge, draw_graph, plot_pvalues, plot_trace, radial_layout
 
 __all__ = ["SelectionResult", "MBResult", "Summary", "format_call", "stars", "plural",
-           "bh_adjust", "adjust_pvalues", "empty_tests", "make_trace"]
+           "bh_adjust", "adjust_pvalues", "empty_tests", "make_trace", "trace_builder",
+           "TraceBuilder", "LAZY_FIELDS"]
+
+#: Fields a learner may pass as builders (callables returning the DataFrame, picklable):
+#: the tests log (:meth:`~mbstat.ci.CITester.log_builder`), the evidence
+#: (:class:`~mbstat.algorithms._evidence.Evidence`) and the trace (:class:`TraceBuilder`).
+#: Each is built on first access and kept: most runs of a search (a learner over every
+#: node, a stability resample) never read them.
+LAZY_FIELDS = ("tests", "evidence", "trace")
 
 SIGNIF_LEGEND = "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1"
 
@@ -302,7 +310,9 @@ class SelectionResult:
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        self._built_tests(), other._built_tests()  # compare the logs, not their builders
+        for name in LAZY_FIELDS:  # compare the tables, not their builders
+            if name in self.__dataclass_fields__:
+                self._built(name), other._built(name)
         return (fields_equal(self, other, ignore=("elapsed", "trace"))
                 and values_equal(_timeless(self.trace), _timeless(other.trace)))
 
@@ -310,22 +320,27 @@ class SelectionResult:
         return hash((type(self).__name__, self.method, self.target, self.selected))
 
     def __getattribute__(self, name):
-        """Attributes as stored, except DataFrames and Series: deep copies."""
+        """Attributes as stored, except DataFrames and Series: deep copies; a table kept as
+        its builder (:data:`LAZY_FIELDS`) is built on first access."""
         value = object.__getattribute__(self, name)
-        if name == "tests" and callable(value):
-            value = object.__getattribute__(self, "_built_tests")()
+        if name in LAZY_FIELDS and callable(value) and not isinstance(value, pd.DataFrame):
+            value = object.__getattribute__(self, "_built")(name)
         if isinstance(value, (pd.DataFrame, pd.Series)):
             return value.copy(deep=True)  # frames are mutable: hand out copies
         return value
 
-    def _built_tests(self) -> pd.DataFrame:
-        """The tests log, built from its builder the first time and kept in its place (the
-        result stays frozen to its users: only this fills the field, once)."""
-        value = object.__getattribute__(self, "tests")
-        if callable(value):
+    def _built(self, name: str):
+        """The field ``name`` built from its builder the first time and kept in its place
+        (the result stays frozen to its users: only this fills the field, once)."""
+        value = object.__getattribute__(self, name)
+        if callable(value) and not isinstance(value, pd.DataFrame):
             value = value()
-            object.__setattr__(self, "tests", value)
+            object.__setattr__(self, name, value)
         return value
+
+    def _built_tests(self) -> pd.DataFrame:
+        """The tests log, built (:meth:`_built`)."""
+        return self._built("tests")
 
     def __repr__(self) -> str:
         shown = ", ".join(self.selected[:8]) + (", ..." if len(self.selected) > 8 else "")
@@ -601,16 +616,33 @@ def make_trace(rows) -> pd.DataFrame:
     Rows that record ``when`` (tests performed and seconds at each row, as the
     grow-shrink searches do) add the columns ``tests`` and ``seconds``.
     """
+    return trace_builder(rows)()
+
+
+def trace_builder(rows) -> "TraceBuilder":
+    """:func:`make_trace`'s rows read now (a few numbers per step), the DataFrame built
+    when the result's trace is first read."""
     records = []
     for phase, action, feature, res in rows:
         if res is None:
             records.append((phase, action, feature, np.nan, np.nan, np.nan))
         else:
             records.append((phase, action, feature, res.statistic, res.pvalue, res.log_pvalue))
-    frame = pd.DataFrame(records, columns=TRACE_COLUMNS)
-    frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
     when = getattr(rows, "when", None)
-    if when is not None:
-        frame["tests"] = [w[0] for w in when]
-        frame["seconds"] = [w[1] for w in when]
-    return frame
+    return TraceBuilder(tuple(records), None if when is None else tuple(when))
+
+
+@dataclass(frozen=True, eq=False)
+class TraceBuilder:
+    """The steps of a search (:func:`trace_builder`); called, the trace DataFrame. Picklable."""
+
+    records: tuple
+    when: tuple | None = None
+
+    def __call__(self) -> pd.DataFrame:
+        frame = pd.DataFrame(list(self.records), columns=TRACE_COLUMNS)
+        frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
+        if self.when is not None:
+            frame["tests"] = [w[0] for w in self.when]
+            frame["seconds"] = [w[1] for w in self.when]
+        return frame
