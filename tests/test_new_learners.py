@@ -111,6 +111,25 @@ def test_symmetry_options_bracket_the_pc_set(method):
                 assert set(res.blanket) >= pc, (method, symmetry, seed, v)
 
 
+@pytest.mark.parametrize("method", ["mmpc", "hiton_pc", "si_hiton_pc", "mmmb", "hiton_mb"])
+def test_symmetry_keeps_a_neighbour_separated_only_by_its_copy(method):
+    """A -> B -> C with B2 a relabeling of B: B's own search conditions on B2, which
+    determines B, so every test of B given B2 has statistic 0 and cannot reject. That is
+    no evidence that C is not B's neighbour: the symmetry correction keeps B in PC(C) and
+    says why (before: PC(C) was empty)."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    a = rng.integers(0, 2, n)
+    b = np.where(rng.random(n) < 0.8, a, 1 - a)
+    c = np.where(rng.random(n) < 0.8, b, 1 - b)
+    frame = pd.DataFrame({"A": a, "B": b, "B2": 1 - b, "C": c, "N": rng.integers(0, 2, n)})
+    res = getattr(mbstat, method)(frame, "C")
+    assert res.blanket == ("B",)
+    note = next(x for x in res.notes if "symmetry correction kept B (given {B2})" in x)
+    assert "determines one of the pair" in note and "functional relation" in note
+    assert getattr(mbstat, method)(frame, "C", symmetry="none").blanket == ("B",)
+
+
 def test_oracle_with_candidates_restricts_the_search():
     """Among asia without "either": xray's blanket is tub, lung, dysp and bronc (see
     test_iamb); every learner searches within candidates u {target}."""
