@@ -18,6 +18,7 @@ from numba.extending import intrinsic
 from ..._bitmaps import BIT_LEVELS, level_bits  # noqa: F401 (Dataset.level_bits; tests)
 from ..._progress import interruptible
 from ..chi2 import _log_q, _sf_logsf
+from ._linked import Callee, addresses
 from ._table_moments import table_moments
 
 
@@ -1134,7 +1135,8 @@ def _permute(out, seed, which, two, margins, clogc, strata, work, shuffled, grou
 
 @njit(cache=True, nogil=True)
 def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_n, row_n,
-                           n_ids, id_code, B, seed, dense_min, clogc):  # pragma: no cover
+                           n_ids, id_code, B, seed, dense_min, clogc,
+                           addrs):  # pragma: no cover - compiled
     """G2 and X2 of the observed table and of B tables with x permuted within the strata
     of z, margins fixed: (out (B + 1, 2), moments (4,)).
 
@@ -1160,6 +1162,7 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
     one scratch counter per id: O(rows) a permutation (:func:`_permute`). With
     ``dense_min`` > 0 (the semiparametric calibration, which needs only the moments) the
     2 x 2 strata add their exact moments (:func:`_two_by_two_moments`) and are not drawn.
+    ``addrs``: the callees' addresses (:data:`CALLEES`).
     """
     n = xid.shape[0]
     n_strata = stratum_n.shape[0]
@@ -1193,9 +1196,9 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
         c = group_first[st + 1] - group_first[st]
         permuted[st] = _stratum_kind(stratum_n[st], r, c, inv_x, inv_y, dense_min, moments)
         if permuted[st] and dense_min > 0.0 and (r != 2 or c != 2):  # exact moments
-            permuted[st] = not table_moments(row_n[id_first[st]:id_first[st + 1]],
-                                             group_n[group_first[st]:group_first[st + 1]],
-                                             stratum_n[st], clogc, moments)
+            permuted[st] = not _CALL_TABLE_MOMENTS(addrs[_TABLE_MOMENTS])(
+                row_n[id_first[st]:id_first[st + 1]],
+                group_n[group_first[st]:group_first[st + 1]], stratum_n[st], clogc, moments)
     which = np.flatnonzero(permuted)
     two = np.zeros(which.shape[0], np.bool_)  # the 2 x 2 permuted strata are drawn
     margins = np.empty((which.shape[0], 5), np.int64)
@@ -1212,7 +1215,7 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
         margins[h, 4] = stratum_n[st]
         h += 1
     if dense_min > 0.0 and h > 0:  # semiparametric: the 2 x 2 strata's exact moments
-        _two_by_two_moments(margins[:h], clogc, moments)
+        _CALL_TWO_BY_TWO_MOMENTS(addrs[_TWO_BY_TWO_MOMENTS])(margins[:h], clogc, moments)
         which = which[~two]
         two = two[~two]
         h = 0
@@ -1227,13 +1230,15 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
     for st in which:
         part_const += const[st]
         part_n += stratum_n[st]
-    _permute(out, seed, which, two, margins[:h], clogc, strata, xid.copy(), which[~two],
-             group_first, groups, group_scale, inv_row, cnt, part_const, part_n)
+    _CALL_PERMUTE(addrs[_PERMUTE])(out, seed, which, two, margins[:h], clogc, strata,
+                                   xid.copy(), which[~two], group_first, groups, group_scale,
+                                   inv_row, cnt, part_const, part_n)
     return out, moments
 
 
 @njit(cache=True, nogil=True)
-def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail):  # pragma: no cover
+def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail,
+                addrs):  # pragma: no cover - compiled
     """:func:`permutation_statistics` from the counted table (z, x, y) alone, no sorting,
     where every permuted stratum is 2 x 2 (the common case of sparse binary data); the
     same statistics and the same draws. Returns (out, moments, done, found): ``done``
@@ -1245,7 +1250,7 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail):  # pragma
     not NaN, ``found`` (2,) is (log P(S >= s), calibration code) under the permutations, S
     the sum of the 2 x 2 strata's exact laws and of a scaled chi-square with the other
     strata's moments (:func:`two_by_two_tail`); else (no permuted stratum: the scaled
-    chi-square alone) NaN."""
+    chi-square alone) NaN. ``addrs``: the callees' addresses (:data:`CALLEES`)."""
     n = x.shape[0]
     cells = rx * ry
     table = np.zeros(rz * cells, np.int64)
@@ -1308,8 +1313,8 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail):  # pragma
         if not _stratum_kind(big_n, r, c_levels, inv_x, inv_y, dense_min, moments):
             continue
         if r != 2 or c_levels != 2:
-            if dense_min > 0.0 and table_moments(nx[nx > 0], ny[ny > 0], big_n, clogc,
-                                                 moments):
+            if dense_min > 0.0 and _CALL_TABLE_MOMENTS(addrs[_TABLE_MOMENTS])(
+                    nx[nx > 0], ny[ny > 0], big_n, clogc, moments):
                 continue  # exact moments, nothing to draw
             return out, moments, False, np.full(2, np.nan)
         margins[h, 0], margins[h, 2], margins[h, 4] = nx[a1], ny[b1], big_n
@@ -1324,17 +1329,18 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail):  # pragma
     if dense_min > 0.0 and h > 0 and tail[0] == tail[0]:  # the tail of the whole law
         column = np.int64(tail[1])
         g_val, x_val, prob, first = _two_by_two_laws(margins[:h], clogc)
-        found[0], found[1] = two_by_two_tail(tail[0], g_val if column == 0 else x_val, prob,
-                                             first, moments[column] + tail[2],
-                                             moments[2 + column] + tail[3], margins[:h])
+        found[0], found[1] = _CALL_TWO_BY_TWO_TAIL(addrs[_TWO_BY_TWO_TAIL])(
+            tail[0], g_val if column == 0 else x_val, prob, first, moments[column] + tail[2],
+            moments[2 + column] + tail[3], margins[:h])
     if dense_min > 0.0:  # semiparametric: exact moments, nothing to draw
-        _two_by_two_moments(margins[:h], clogc, moments)
+        _CALL_TWO_BY_TWO_MOMENTS(addrs[_TWO_BY_TWO_MOMENTS])(margins[:h], clogc, moments)
         h = 0
         part_const = 0.0
         part_n = 0.0
     none = np.zeros(0, np.int64)
-    _permute(out, seed, which[:h], np.ones(h, np.bool_), margins[:h], clogc, none, none,
-             none, none, none, np.zeros(0), np.zeros(0), none, part_const, part_n)
+    _CALL_PERMUTE(addrs[_PERMUTE])(out, seed, which[:h], np.ones(h, np.bool_), margins[:h],
+                                   clogc, none, none, none, none, none, np.zeros(0),
+                                   np.zeros(0), none, part_const, part_n)
     return out, moments, True, found
 
 
@@ -1523,25 +1529,35 @@ def score_tables(tables, rz, rxm, ry):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _one_null(x, y, z, B, seed, dense_min, clogc, tail):  # pragma: no cover - compiled
-    """:func:`permutation_statistics` of one test, codes x, y, z (n,): from its counted
-    table alone (:func:`_table_null`) where that table is small and every permuted stratum
-    2 x 2, else from its rows sorted by :func:`permutation_setup` (the same numbers).
-    Returns (out, moments, found), ``found`` :func:`_table_null`'s (log p, code), NaN where
-    a permuted stratum is larger than 2 x 2."""
+def _one_null_linked(x, y, z, B, seed, dense_min, clogc, tail,
+                     addrs):  # pragma: no cover - compiled
+    """:func:`_one_null`, its callees called through ``addrs`` (:data:`CALLEES`)."""
     rx = np.int64(x.max()) + 1
     ry = np.int64(y.max()) + 1
     rz = np.int64(z.max()) + 1
     if rz * rx * ry <= 4 * x.shape[0] + 256:
-        out, moments, done, found = _table_null(x, y, z, rx, ry, rz, B, seed, dense_min,
-                                                clogc, tail)
+        out, moments, done, found = _CALL_TABLE_NULL(addrs[_TABLE_NULL])(
+            x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail, addrs)
         if done:
             return out, moments, found
     setup = permutation_setup(x, y, z, rx, ry, rz)
-    out, moments = permutation_statistics(setup[0], setup[1], setup[2], setup[3], setup[4],
-                                          setup[5], setup[6], setup[7], setup[8], B, seed,
-                                          dense_min, clogc)
+    out, moments = _CALL_PERMUTATION_STATISTICS(addrs[_PERMUTATION_STATISTICS])(
+        setup[0], setup[1], setup[2], setup[3], setup[4], setup[5], setup[6], setup[7],
+        setup[8], B, seed, dense_min, clogc, addrs)
     return out, moments, np.full(2, np.nan)
+
+
+def _one_null(x, y, z, B, seed, dense_min, clogc, tail):
+    """:func:`permutation_statistics` of one test, codes x, y, z (n,): from its counted
+    table alone (:func:`_table_null`) where that table is small and every permuted stratum
+    2 x 2, else from its rows sorted by :func:`permutation_setup` (the same numbers).
+    Returns (out, moments, found), ``found`` :func:`_table_null`'s (log p, code), NaN where
+    a permuted stratum is larger than 2 x 2. The codes are passed as int64 (one compiled
+    version whatever their dtype)."""
+    x, y, z = (np.ascontiguousarray(v, dtype=np.int64) for v in (x, y, z))
+    return _one_null_linked(x, y, z, int(B), np.uint64(seed), float(dense_min),
+                            np.ascontiguousarray(clogc, dtype=np.float64),
+                            np.ascontiguousarray(tail, dtype=np.float64), _addresses())
 
 
 @njit(cache=True, nogil=True)
@@ -1560,13 +1576,9 @@ def _put(out, moments, log_tails, t, result):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def permutation_nulls(data, starts, tests, seeds, B, dense_min, tails):  # pragma: no cover
-    """:func:`permutation_setup` and :func:`permutation_statistics` of many tests in one call
-    (no Python between tests): column c is ``data[starts[c]:starts[c + 1]]``, test t permutes
-    column ``tests[t, 0]`` (x) within the strata ``tests[t, 2]`` against ``tests[t, 1]`` (y),
-    seeded by ``seeds[t]``, its saddlepoint tail asked by ``tails[t]`` (see
-    :func:`_table_null`). Returns the (k, B + 1, 2) statistics, the (k, 4) moments and the
-    (k, 2) tails (log p, code), test by test as :func:`~mbstat.ci.tables.counting.permutation_null`."""
+def _permutation_nulls(data, starts, tests, seeds, B, dense_min, tails,
+                       addrs):  # pragma: no cover - compiled
+    """:func:`permutation_nulls`, its callees called through ``addrs``."""
     k = tests.shape[0]
     out = np.zeros((k, B + 1, 2))
     moments = np.zeros((k, 4))
@@ -1575,14 +1587,26 @@ def permutation_nulls(data, starts, tests, seeds, B, dense_min, tails):  # pragm
     for c in range(starts.shape[0] - 1):
         longest = max(longest, starts[c + 1] - starts[c])
     clogc = clogc_table(longest)
+    one_null = _CALL_ONE_NULL(addrs[_ONE_NULL])
     for t in range(k):
         cx, cy, cz = tests[t, 0], tests[t, 1], tests[t, 2]
         if starts[cx + 1] == starts[cx]:
             continue
-        _put(out, moments, log_tails, t, _one_null(
+        _put(out, moments, log_tails, t, one_null(
             data[starts[cx]:starts[cx + 1]], data[starts[cy]:starts[cy + 1]],
-            data[starts[cz]:starts[cz + 1]], B, seeds[t], dense_min, clogc, tails[t]))
+            data[starts[cz]:starts[cz + 1]], B, seeds[t], dense_min, clogc, tails[t], addrs))
     return out, moments, log_tails
+
+
+def permutation_nulls(data, starts, tests, seeds, B, dense_min, tails):
+    """:func:`permutation_setup` and :func:`permutation_statistics` of many tests in one call
+    (no Python between tests): column c is ``data[starts[c]:starts[c + 1]]`` (int64), test t
+    permutes column ``tests[t, 0]`` (x) within the strata ``tests[t, 2]`` against
+    ``tests[t, 1]`` (y), seeded by ``seeds[t]``, its saddlepoint tail asked by ``tails[t]``
+    (see :func:`_table_null`). Returns the (k, B + 1, 2) statistics, the (k, 4) moments and
+    the (k, 2) tails (log p, code), test by test as
+    :func:`~mbstat.ci.tables.counting.permutation_null`."""
+    return _permutation_nulls(data, starts, tests, seeds, B, dense_min, tails, _addresses())
 
 
 @njit(cache=True, nogil=True)
@@ -1595,26 +1619,72 @@ def _int64_copy(v):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails):  # pragma: no cover
-    """:func:`permutation_nulls` of tests of one column x each, read in place from the code
-    matrix ``codes`` (n, p): test t permutes column ``xcols[t]`` against column ``yi`` within
-    the strata ``z`` (n,), or, where ``swap[t]``, column ``yi`` against ``xcols[t]`` (the
-    same test, its two variables in content order), seeded by ``seeds[t]``."""
+def _column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails,
+                  addrs):  # pragma: no cover - compiled
+    """:func:`column_nulls`, its callees called through ``addrs``."""
     k = xcols.shape[0]
     out = np.zeros((k, B + 1, 2))
     moments = np.zeros((k, 4))
     log_tails = np.full((k, 2), np.nan)
     if codes.shape[0] == 0:
         return out, moments, log_tails
-    # x, y and z as int64 (exact copies): the callees compile once for every dtype and
-    # layout of the code matrix, and share that version with permutation_nulls
+    # x, y and z as int64 (exact copies): the callee compiles once for every dtype and
+    # layout of the code matrix, and is shared with permutation_nulls
     y = _int64_copy(codes[:, yi])
     z = _int64_copy(z)
     clogc = clogc_table(codes.shape[0])
+    one_null = _CALL_ONE_NULL(addrs[_ONE_NULL])
     for t in range(k):
         x = _int64_copy(codes[:, xcols[t]])
-        first, second = (y, x) if swap[t] else (x, y)  # one call site: LLVM inlines the
-        # callee (and all it calls) once
-        _put(out, moments, log_tails, t, _one_null(first, second, z, B, seeds[t], dense_min,
-                                                   clogc, tails[t]))
+        first, second = (y, x) if swap[t] else (x, y)
+        _put(out, moments, log_tails, t, one_null(first, second, z, B, seeds[t], dense_min,
+                                                  clogc, tails[t], addrs))
     return out, moments, log_tails
+
+
+def column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails):
+    """:func:`permutation_nulls` of tests of one column x each, read in place from the code
+    matrix ``codes`` (n, p): test t permutes column ``xcols[t]`` against column ``yi`` within
+    the strata ``z`` (n,), or, where ``swap[t]``, column ``yi`` against ``xcols[t]`` (the
+    same test, its two variables in content order), seeded by ``seeds[t]``."""
+    return _column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails, _addresses())
+
+
+# ------------------------------------------- the calibration's kernels, called by address
+# (see mbstat.ci.tables._linked): each compiled once, alone, not re-optimized in every caller
+_I64 = types.Array(types.int64, 1, "C")
+_F64 = types.Array(types.float64, 1, "C")
+_F64_2 = types.Array(types.float64, 2, "C")
+_I64_2 = types.Array(types.int64, 2, "C")
+_ANY_I64 = types.Array(types.int64, 1, "A")
+_ANY_I64_2 = types.Array(types.int64, 2, "A")
+_i8, _u8, _f8 = types.int64, types.uint64, types.float64
+ONE_NULL = Callee(_one_null_linked, types.Tuple((_F64_2, _F64, _F64))(
+    _I64, _I64, _I64, _i8, _u8, _f8, _F64, _F64, _I64))
+TABLE_NULL = Callee(_table_null, types.Tuple((_F64_2, _F64, types.boolean, _F64))(
+    _I64, _I64, _I64, _i8, _i8, _i8, _i8, _u8, _f8, _F64, _F64, _I64))
+PERMUTATION_STATISTICS = Callee(permutation_statistics, types.Tuple((_F64_2, _F64))(
+    _I64, _I64, _I64, _I64, _I64, _I64, _I64, _i8, _I64, _i8, _u8, _f8, _F64, _I64))
+TABLE_MOMENTS = Callee(table_moments, types.boolean(_ANY_I64, _ANY_I64, _i8, _F64, _F64))
+TWO_BY_TWO_TAIL = Callee(two_by_two_tail, types.UniTuple(_f8, 2)(
+    _f8, _F64, _F64, _I64, _f8, _f8, _ANY_I64_2))
+PERMUTE = Callee(_permute, types.none(
+    _F64_2, _u8, _I64, types.Array(types.boolean, 1, "C"), _I64_2, _F64, _I64, _I64, _I64,
+    _I64, _I64, _F64, _F64, _I64, _f8, _f8))
+TWO_BY_TWO_MOMENTS = Callee(_two_by_two_moments, types.none(_I64_2, _F64, _F64))
+#: The kernels called by address, in the order of their slots in ``addrs``.
+CALLEES = (ONE_NULL, TABLE_NULL, PERMUTATION_STATISTICS, TABLE_MOMENTS, TWO_BY_TWO_TAIL,
+           PERMUTE, TWO_BY_TWO_MOMENTS)
+(_ONE_NULL, _TABLE_NULL, _PERMUTATION_STATISTICS, _TABLE_MOMENTS, _TWO_BY_TWO_TAIL, _PERMUTE,
+ _TWO_BY_TWO_MOMENTS) = range(len(CALLEES))
+# what the kernels call (a global name each: numba reads no attribute of a Python object)
+(_CALL_ONE_NULL, _CALL_TABLE_NULL, _CALL_PERMUTATION_STATISTICS, _CALL_TABLE_MOMENTS,
+ _CALL_TWO_BY_TWO_TAIL, _CALL_PERMUTE, _CALL_TWO_BY_TWO_MOMENTS) = (c.call for c in CALLEES)
+_ADDRESSES = []
+
+
+def _addresses() -> np.ndarray:
+    """The int64 addresses of :data:`CALLEES` (compiled or loaded on the first call)."""
+    if not _ADDRESSES:
+        _ADDRESSES.append(addresses(CALLEES))
+    return _ADDRESSES[0]
