@@ -217,6 +217,24 @@ def test_fast_iamb_adds_several_per_round_and_fewer_batches(alarm):
         assert rounds < adds
 
 
+def test_fast_iamb_shrink_undoes_the_later_of_two_equivalent_additions():
+    """B and its relabeling B2 enter in one speculative step (equal p-values: B first, in
+    column order). The shrink tests the latest addition first: B2 given B is independent
+    and leaves, so the established member stays (bnlearn's blanket order removed B)."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    a = rng.integers(0, 2, n)
+    b = np.where(rng.random(n) < 0.8, a, 1 - a)
+    c = np.where(rng.random(n) < 0.8, b, 1 - b)
+    frame = pd.DataFrame({"A": a, "B": b, "B2": 1 - b, "C": c})
+    res = mbstat.fast_iamb(frame, "C")
+    trace = res.trace
+    assert list(trace["feature"][:2]) == ["B", "B2"]
+    removed = trace.loc[trace["action"] == "remove", "feature"]
+    assert list(removed) == ["A", "B2"]  # latest first: A (explained by B), then B2
+    assert res.blanket == ("B",)
+
+
 def test_fast_iamb_data_rule_stops_the_growth():
     """With few rows the rows-per-cell rule stops the speculative growth and says so."""
     data = sample_network("alarm", 300, seed=1)

@@ -76,7 +76,7 @@ def _search(run: Run, min_per_cell=5, start=None, selection="bonferroni") -> Fou
     added in order of decreasing association (log p, then statistic) while the next
     test would keep ``min_per_cell`` rows per cell (bnlearn's heuristic, the paper's
     "enough data") and, with ``max_sx``, while the blanket has at most ``max_sx``
-    members. Shrink: each member in blanket order (the whitelist excepted) is tested
+    members. Shrink: each member, latest added first (the whitelist excepted), is tested
     given the others (the ones removed before it excepted) and removed when
     independent. With ``selection="bonferroni"`` the dependent ones are those Holm's
     step-down admits at alpha over the step's candidates (:func:`_holm`). Stop when a
@@ -141,9 +141,18 @@ def _search(run: Run, min_per_cell=5, start=None, selection="bonferroni") -> Fou
 
 
 def _shrink(tester, target, mb, fixed, ledger, trace) -> None:
-    """bnlearn's round-robin shrink: each member in order (the whitelist excepted) given the
-    others still in; removed at once when independent."""
-    for x in [b for b in mb if b not in fixed]:
+    """bnlearn's round-robin shrink, latest member first: each member (the whitelist
+    excepted), from the last added to the first, given the others still in; removed at once
+    when independent.
+
+    bnlearn tests in blanket order, first added first; where two members carry the same
+    information (a relabeling, a function of the other), the first tested is independent
+    given the second and leaves, so the earlier, established member makes way for a later,
+    speculative one. Latest first reads the paper's shrink as it describes the speculation:
+    the later additions are tested given the earlier ones and undone where those explain
+    them. With exact tests the order does not matter (each member of the boundary is
+    dependent given any set of the others)."""
+    for x in [b for b in mb if b not in fixed][::-1]:
         res = tester.test(x, target, tuple(b for b in mb if b != x), phase="shrink")
         if res.independent:
             mb.remove(x)
@@ -199,8 +208,9 @@ def fast_iamb(data, target, test="auto", alpha=0.05, *, selection="bonferroni", 
     data stay sufficient: with a contingency test, while the next test would keep at
     least ``min_per_cell`` rows per cell of its table on average (bnlearn's
     ``obs.per.cell`` >= 5). Shrinking phase (lines 11-15): test each member given the
-    others and remove it when independent, in blanket order (bnlearn's round-robin:
-    a removed member leaves the conditioning sets of the later ones). Repeat until a
+    others and remove it when independent, latest added first (bnlearn's round-robin in
+    reverse: a removed member leaves the conditioning sets of the others; see
+    :func:`_shrink`). Repeat until a
     round changes nothing, no candidate is dependent, or the data ran short and the
     shrinking removed nothing (line 16).
 
