@@ -91,10 +91,12 @@ class EquivalentResult(MBResult):
     max_boundaries : int
         The listing limit.
     determining : tuple
-        TIE*: the variables that alone determine the target (each a boundary of one).
+        The variables that alone determine the target (each a boundary of one), named
+        whatever ``without_determining``.
     reduced_boundaries : tuple of tuples
-        TIE*: the boundaries of the target among the variables other than
-        ``determining`` (Markov boundaries in that embedded distribution).
+        With ``without_determining=True``: the boundaries (TIE*) or signatures (SES) of
+        the target among the variables other than ``determining`` (Markov boundaries in
+        that embedded distribution); empty otherwise.
     """
 
     classes: tuple = ()
@@ -158,7 +160,7 @@ class EquivalentResult(MBResult):
                          f"(.boundaries lists {kept}"
                          f"{'' if kept >= self.n_boundaries else ' of them'})")
         tables[f"Markov boundaries: {self.n_boundaries}"] = "\n".join(lines)
-        if self.determining:
+        if self.determining and self.reduced_boundaries:  # without_determining=True
             reduced = self.reduced_boundaries[:max_boundaries]
             lines = [f"  [{i + 1}] {_names(b, 12)}" for i, b in enumerate(reduced)]
             if len(self.reduced_boundaries) > len(reduced):
