@@ -1,6 +1,7 @@
 """G2 tests per second on ALARM at 20,000 rows, |Z| = 0..3: mbstat vs causal-learn.
 
-Run by hand: ``python benchmarks/ci_throughput.py [--rows 20000] [--tests 300] [--repeats 5]``.
+Run by hand: ``python benchmarks/ci_throughput.py [--rows 20000] [--tests 300] [--repeats 5]
+[--against DIR]``.
 causal-learn is optional (``pip install causal-learn``); its per-test rate is measured on the
 same tests in the same run and the ratio printed. Each rate is the median of ``--repeats``
 interleaved measurements (fresh testers, kernels loaded beforehand), so that a noisy machine
@@ -8,12 +9,22 @@ hits both sides alike; "best" is the single test's time in the fastest repeat, "
 median thread CPU time (which a machine shared with other jobs inflates less). For
 reference, bnlearn's C code runs about 16,000 to 35,000 such tests per second on this
 machine type.
+
+With ``--against DIR`` (a folder holding another version of the ``mbstat`` package, say
+``git archive <commit> | tar -x -C DIR``), only the single tests are timed, in fresh
+processes of that version and of this one, alternating ``--repeats`` times: the best thread
+CPU time per test of each at |Z| = 0..3 and their ratio.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -76,13 +87,52 @@ def rate_causallearn(data, queries, limit):
     return len(queries) / (time.perf_counter() - t0)
 
 
+def single_cpu(rows, n_tests, repeats):
+    """The best thread CPU microseconds per single test at |Z| = 0..3 (this process)."""
+    ds = as_dataset(sample_network("alarm", rows, seed=1))
+    rng = np.random.default_rng(0)
+    out = []
+    for size in range(4):
+        queries = make_queries(ds.names, n_tests, size, rng)
+        out.append(min(1e6 * rate_single(ds, queries)[1] for _ in range(repeats)))
+    return out
+
+
+def against(args):
+    """Single tests of the version in ``args.against`` and of this one, alternating."""
+    roots = {"other": args.against.resolve(), "this": Path(__file__).resolve().parents[1]}
+    best = {name: [float("inf")] * 4 for name in roots}
+    for _ in range(args.repeats):
+        for name, root in roots.items():
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            proc = subprocess.run([sys.executable, __file__, "--single-json", "--rows",
+                                   str(args.rows), "--tests", str(args.tests)], env=env,
+                                  capture_output=True, text=True, check=True)
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            best[name] = [min(a, b) for a, b in zip(best[name], got)]
+    print(f"single test, thread CPU us (best of {args.repeats} processes x 3 runs of "
+          f"{args.tests} tests); load {os.getloadavg()[0]:.1f}")
+    print(f"{'|Z|':>4} {'other':>8} {'this':>8} {'ratio':>6}")
+    for size in range(4):
+        a, b = best["other"][size], best["this"][size]
+        print(f"{size:>4} {a:8.1f} {b:8.1f} {a / b:6.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--tests", type=int, default=300)
     parser.add_argument("--peer-tests", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--against", type=Path, default=None,
+                        help="a folder holding another version of the mbstat package")
+    parser.add_argument("--single-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.single_json:  # one process of --against
+        print(json.dumps(single_cpu(args.rows, args.tests, 3)))
+        return
+    if args.against is not None:
+        return against(args)
     frame = sample_network("alarm", args.rows, seed=1)
     ds = as_dataset(frame)
     codes = np.asarray(ds.codes, dtype=np.int64)

@@ -1,7 +1,7 @@
 """Cold start: the first learner call in a fresh environment (issue #25).
 
 Run by hand: ``python benchmarks/cold_start.py [--network alarm] [--rows 5000]
-[--target HR] [--read-only]``.
+[--target HR] [--read-only] [--against DIR]``.
 
 Each measurement is a fresh Python process, so that nothing compiled in this one is reused:
 
@@ -15,6 +15,11 @@ Each measurement is a fresh Python process, so that nothing compiled in this one
   which binds even for root), ``NUMBA_CACHE_DIR`` unset and ``XDG_CACHE_HOME`` a new
   folder: numba then caches under ``$XDG_CACHE_HOME/numba`` (its per-user locator), and
   the second run loads from there (``tests/test_cold_start.py`` checks this on one kernel).
+
+With ``--against DIR`` (a folder holding another version of the ``mbstat`` package, say
+``git archive <commit> | tar -x -C DIR``), the cold run of that version and of this one
+alternate, ``--repeats`` times each, and the ratios of their first calls' CPU and wall
+time are printed: a machine shared with other jobs loads both alike.
 
 Printed: seconds to import mbstat and draw the data, the first ``iamb`` (wall clock, and
 the process's CPU time, which a machine shared with other jobs inflates less), a second
@@ -108,6 +113,29 @@ def pair(env, args, cwd, label):
     return cold, warm
 
 
+def against(args):
+    """Cold first calls of the version in ``args.against`` and of this one, alternating."""
+    versions = {"other": args.against.resolve(), "this": ROOT}
+    firsts = {name: [] for name in versions}
+    for rep in range(args.repeats):
+        for name, root in versions.items():
+            with tempfile.TemporaryDirectory() as tmp:
+                env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba"),
+                       "PYTHONPATH": str(root)}
+                out = run(env, args, tmp)
+            report(name, out)
+            where(out)
+            firsts[name].append(out)
+    for key, label in (("first_cpu", "CPU"), ("first", "wall")):
+        a = min(o[key] for o in firsts["other"])
+        b = min(o[key] for o in firsts["this"])
+        print(f"        first call, {label} (best of {args.repeats}): {a:.1f} s ({args.against}) "
+              f"-> {b:.1f} s (this), {a / max(b, 1e-9):.2f}x")
+    c = min(o["compiles"] for o in firsts["other"])
+    d = min(o["compiles"] for o in firsts["this"])
+    print(f"        compiles: {c} -> {d}; load now {os.getloadavg()[0]:.1f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--network", default="alarm")
@@ -115,9 +143,16 @@ def main(argv=None):
     parser.add_argument("--target", default="HR")
     parser.add_argument("--read-only", action="store_true",
                         help="also time a read-only copy of the package (per-user cache)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="a folder holding another version of the mbstat package: "
+                             "cold runs of both, alternating")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="cold runs of each version with --against")
     args = parser.parse_args(argv)
     print(f"{args.network}, {args.rows:,} rows, iamb(target={args.target!r}), default test; "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    if args.against is not None:
+        return against(args)
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba"),
                "PYTHONPATH": str(ROOT)}

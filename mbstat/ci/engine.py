@@ -218,10 +218,16 @@ class CITester:
             cols = self._column_names(xs)
             if cols is not None:
                 return self._answer_columns(cols, yi, zkey, phase, t0)
-        xkeys = self._xkeys(xs)
-        members = {j for xk in xkeys for j in xk}
-        if yi in members or not members.isdisjoint(zkey):
-            self._overlap(xkeys, yi, zkey)
+        x = _one_column(xs, self.dataset) if len(xs) == 1 else None
+        if x is not None:  # one test of one column (CITester.test, shrink phases): no sets
+            xkeys = [(x,)]
+            if x == yi or x in zkey:
+                self._overlap(xkeys, yi, zkey)
+        else:
+            xkeys = self._xkeys(xs)
+            members = {j for xk in xkeys for j in xk}
+            if yi in members or not members.isdisjoint(zkey):
+                self._overlap(xkeys, yi, zkey)
         if len(xkeys) == 1 and len(xkeys[0]) == 1:  # one test (shrink phases): no arrays
             x = xkeys[0][0]
             p = self.dataset.n_cols
@@ -292,7 +298,7 @@ class CITester:
         """:meth:`_answer` of one test of one column not in the cache (pair ``code``): the
         same check, store, index, log and counts as the batch path, without its arrays."""
         fresh, new = self._run_tests(xkeys, yi, zkey, phase)
-        self._pairs.setdefault(zkey, _PairIndex()).add(np.array([code], dtype=np.int64), new)
+        self._pairs.setdefault(zkey, _PairIndex()).add_one(code, int(new[0]))
         self._log.append((np.array(xkeys[0], dtype=np.int32), yi, zkey, new[0], phase))
         self.elapsed += perf_counter() - t0
         return xkeys, yi, zkey, fresh
@@ -398,12 +404,15 @@ class CITester:
 
 class _PairIndex:
     """The tests of one x given one z: sorted integer codes of (x, y) and the rows of
-    their results, in a few sorted chunks (one per batch, merged when there are many)."""
+    their results, in a few sorted chunks (one per batch, merged when there are many);
+    single tests (the shrink phases' and ``CITester.test``'s) in a dict until a batch is
+    looked up."""
 
-    __slots__ = ("chunks",)
+    __slots__ = ("chunks", "singles")
 
     def __init__(self):
         self.chunks = []
+        self.singles = {}
 
     def add(self, codes: np.ndarray, rows: np.ndarray) -> None:
         order = np.argsort(codes, kind="stable")
@@ -414,9 +423,21 @@ class _PairIndex:
             order = np.argsort(codes, kind="stable")
             self.chunks = [(codes[order], rows[order])]
 
+    def add_one(self, code: int, row: int) -> None:
+        """:meth:`add` of one test (its code not known yet: it was looked up first)."""
+        self.singles.setdefault(code, row)
+
+    def _fold_singles(self) -> None:
+        """The single tests as one sorted chunk (before a batch is looked up)."""
+        if self.singles:
+            codes = np.fromiter(self.singles.keys(), dtype=np.int64, count=len(self.singles))
+            rows = np.fromiter(self.singles.values(), dtype=np.int64, count=len(self.singles))
+            self.singles = {}
+            self.add(codes, rows)
+
     def find_one(self, code: int) -> int:
         """The row of one code's earliest test, -1 where none was performed."""
-        found = -1
+        found = self.singles.get(code, -1)
         for known, rows in self.chunks:
             at = int(known.searchsorted(code))
             if at < len(known) and known[at] == code:
@@ -426,12 +447,24 @@ class _PairIndex:
 
     def find(self, codes: np.ndarray) -> np.ndarray:
         """The row of each code's earliest test, -1 where none was performed."""
+        self._fold_singles()
         out = np.full(len(codes), -1, dtype=np.int64)
         for known, rows in self.chunks:
             at = np.minimum(np.searchsorted(known, codes), len(known) - 1)
             hit = (known[at] == codes) & (out < 0)
             out[hit] = rows[at[hit]]
         return out
+
+
+def _one_column(xs, dataset):
+    """The column position of ``xs[0]`` where it names one column (a name, or a position
+    as a plain int), else None (the general path checks and sorts the keys)."""
+    x = xs[0]
+    if type(x) is str:
+        return dataset._index.get(x)
+    if type(x) is int and 0 <= x < dataset.n_cols:
+        return x
+    return None
 
 
 def _names_only(nodes):

@@ -184,7 +184,7 @@ class ContingencyTest(CITest):
             stats, rows = masked_statistics(ds, xs, y, z)  # test-wise deletion
             rx = [math.prod(ds.level_counts[j] for j in xk) for xk in xs]
             return stats, rx, ds.level_counts[y], math.prod(ds.level_counts[j] for j in z), rows
-        return (*self._tables(tester, xs, y, z), np.array([float(tester.n)]))
+        return (*self._tables(tester, xs, y, z), _all_rows(tester.n))
 
     def _tables(self, tester, xs, y, z):
         """:meth:`tables` of complete rows in memory."""
@@ -408,6 +408,19 @@ class ContingencyTest(CITest):
 
 #: Tests permuted by one compiled call (bounds the gathered columns: chunk x rows).
 _CHUNK = 256
+_ROWS = {}
+
+
+def _all_rows(n: int) -> np.ndarray:
+    """The rows every test of complete data used: (1,) float64, one per n (a single test
+    spares the allocation; never written: left writable, as the kernels' other callers
+    pass it, so that they share one compiled version)."""
+    rows = _ROWS.get(n)
+    if rows is None:
+        if len(_ROWS) > 64:
+            _ROWS.clear()
+        rows = _ROWS[n] = np.array([float(n)])
+    return rows
 
 
 def _permutation_nulls(inputs, B: int, dense_min: float, tails):
