@@ -19,7 +19,7 @@ from ..._bitmaps import BIT_LEVELS, level_bits  # noqa: F401 (Dataset.level_bits
 from ..._progress import interruptible
 from ..chi2 import _log_q, _sf_logsf
 from ._linked import Callee, addresses
-from ._table_moments import table_moments
+from ._table_moments import G2_MOMENTS, TABLE_MOMENTS
 
 
 @intrinsic
@@ -1198,7 +1198,8 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
         if permuted[st] and dense_min > 0.0 and (r != 2 or c != 2):  # exact moments
             permuted[st] = not _CALL_TABLE_MOMENTS(addrs[_TABLE_MOMENTS])(
                 row_n[id_first[st]:id_first[st + 1]],
-                group_n[group_first[st]:group_first[st + 1]], stratum_n[st], clogc, moments)
+                group_n[group_first[st]:group_first[st + 1]], stratum_n[st], clogc, moments,
+                addrs[_G2_MOMENTS])
     which = np.flatnonzero(permuted)
     two = np.zeros(which.shape[0], np.bool_)  # the 2 x 2 permuted strata are drawn
     margins = np.empty((which.shape[0], 5), np.int64)
@@ -1314,7 +1315,7 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail,
             continue
         if r != 2 or c_levels != 2:
             if dense_min > 0.0 and _CALL_TABLE_MOMENTS(addrs[_TABLE_MOMENTS])(
-                    nx[nx > 0], ny[ny > 0], big_n, clogc, moments):
+                    nx[nx > 0], ny[ny > 0], big_n, clogc, moments, addrs[_G2_MOMENTS]):
                 continue  # exact moments, nothing to draw
             return out, moments, False, np.full(2, np.nan)
         margins[h, 0], margins[h, 2], margins[h, 4] = nx[a1], ny[b1], big_n
@@ -1665,7 +1666,6 @@ TABLE_NULL = Callee(_table_null, types.Tuple((_F64_2, _F64, types.boolean, _F64)
     _I64, _I64, _I64, _i8, _i8, _i8, _i8, _u8, _f8, _F64, _F64, _I64))
 PERMUTATION_STATISTICS = Callee(permutation_statistics, types.Tuple((_F64_2, _F64))(
     _I64, _I64, _I64, _I64, _I64, _I64, _I64, _i8, _I64, _i8, _u8, _f8, _F64, _I64))
-TABLE_MOMENTS = Callee(table_moments, types.boolean(_ANY_I64, _ANY_I64, _i8, _F64, _F64))
 TWO_BY_TWO_TAIL = Callee(two_by_two_tail, types.UniTuple(_f8, 2)(
     _f8, _F64, _F64, _I64, _f8, _f8, _ANY_I64_2))
 PERMUTE = Callee(_permute, types.none(
@@ -1674,12 +1674,12 @@ PERMUTE = Callee(_permute, types.none(
 TWO_BY_TWO_MOMENTS = Callee(_two_by_two_moments, types.none(_I64_2, _F64, _F64))
 #: The kernels called by address, in the order of their slots in ``addrs``.
 CALLEES = (ONE_NULL, TABLE_NULL, PERMUTATION_STATISTICS, TABLE_MOMENTS, TWO_BY_TWO_TAIL,
-           PERMUTE, TWO_BY_TWO_MOMENTS)
+           PERMUTE, TWO_BY_TWO_MOMENTS, G2_MOMENTS)
 (_ONE_NULL, _TABLE_NULL, _PERMUTATION_STATISTICS, _TABLE_MOMENTS, _TWO_BY_TWO_TAIL, _PERMUTE,
- _TWO_BY_TWO_MOMENTS) = range(len(CALLEES))
+ _TWO_BY_TWO_MOMENTS, _G2_MOMENTS) = range(len(CALLEES))
 # what the kernels call (a global name each: numba reads no attribute of a Python object)
 (_CALL_ONE_NULL, _CALL_TABLE_NULL, _CALL_PERMUTATION_STATISTICS, _CALL_TABLE_MOMENTS,
- _CALL_TWO_BY_TWO_TAIL, _CALL_PERMUTE, _CALL_TWO_BY_TWO_MOMENTS) = (c.call for c in CALLEES)
+ _CALL_TWO_BY_TWO_TAIL, _CALL_PERMUTE, _CALL_TWO_BY_TWO_MOMENTS, _) = (c.call for c in CALLEES)
 _ADDRESSES = []
 
 

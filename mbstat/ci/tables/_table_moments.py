@@ -37,7 +37,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+
+from ._linked import Callee
 
 __all__ = ["DEGREE", "TOLERANCE", "table_moments"]
 
@@ -403,13 +405,10 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def table_moments(a, b, big_n, clogc, moments):  # pragma: no cover - compiled
-    """Add the exact null mean and variance of G2 and X2 of one stratum (margins ``a``,
-    ``b``, positive, N = ``big_n``) to ``moments`` (G2 and X2 means, then variances);
-    False (nothing added) where the bound on the error of G2's variance exceeds
-    :data:`TOLERANCE` of it (see the module docstring), or where a statistic does not
-    vary under the law (a constant the permutations carry exactly)."""
-    g_mean, g_var = _g2_moments(a, b, big_n, clogc)
+def _table_moments(a, b, big_n, clogc, moments, g2_address):  # pragma: no cover - compiled
+    """:func:`table_moments`, :func:`_g2_moments` called through its address ``g2_address``
+    (:data:`G2_MOMENTS`: compiled once, not again inside every caller)."""
+    g_mean, g_var = _CALL_G2_MOMENTS(g2_address)(a, b, big_n, clogc)
     x_mean, x_var = _x2_moments(a, b, big_n)
     if not (g_var > 1e-9 * max(1.0, g_mean) and x_var > 1e-9 * max(1.0, x_mean)):
         return False  # bound failed, or a point mass: a shift no fitted law holds
@@ -418,3 +417,26 @@ def table_moments(a, b, big_n, clogc, moments):  # pragma: no cover - compiled
     moments[2] += g_var
     moments[3] += x_var
     return True
+
+
+def table_moments(a, b, big_n, clogc, moments) -> bool:
+    """Add the exact null mean and variance of G2 and X2 of one stratum (margins ``a``,
+    ``b``, positive int64, N = ``big_n``) to ``moments`` (G2 and X2 means, then variances);
+    False (nothing added) where the bound on the error of G2's variance exceeds
+    :data:`TOLERANCE` of it (see the module docstring), or where a statistic does not
+    vary under the law (a constant the permutations carry exactly). The kernels call the
+    compiled :func:`_table_moments` (:data:`TABLE_MOMENTS`)."""
+    return bool(_table_moments(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
+                               int(big_n), np.ascontiguousarray(clogc, dtype=np.float64),
+                               moments, G2_MOMENTS.address()))
+
+
+_ANY_I64 = types.Array(types.int64, 1, "A")
+_F64 = types.Array(types.float64, 1, "C")
+#: :func:`_g2_moments`, called by address.
+G2_MOMENTS = Callee(_g2_moments, types.UniTuple(types.float64, 2)(
+    _ANY_I64, _ANY_I64, types.int64, _F64))
+_CALL_G2_MOMENTS = G2_MOMENTS.call
+#: :func:`_table_moments`, called by address by the calibration's kernels.
+TABLE_MOMENTS = Callee(_table_moments, types.boolean(_ANY_I64, _ANY_I64, types.int64, _F64,
+                                                     _F64, types.int64))
