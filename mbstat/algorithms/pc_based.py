@@ -16,6 +16,15 @@ TPC(T): T in TPC(X)} ("and"). The Markov blanket adds the spouses: Y in PC(X) fo
 X in PC(T), Y not in PC(T) u {T}, with T and Y dependent given S(Y) u {X}, S(Y) the set
 that separated Y from T (GLL-MB step 4; MMMB's spouse step).
 
+Reading of the symmetry step under ``selection="bonferroni"``: X leaves PC(T) only on a
+test of X's own search that finds T and X independent at alpha (given some S). Where T
+stayed out of TPC(X) because its entry was refused at alpha / m while T and X were
+dependent at alpha, X stays: the entry level corrects the choice of the strongest
+candidate, and a removal is decided at alpha (:mod:`._selection`: only admission is
+corrected), so the symmetry step does not demand the corrected level twice. With an oracle
+no entry is refused and nothing changes. Mean PC F1 of ``mmpc`` over every node at 5,000
+rows (seed 1): insurance 0.693 -> 0.716, alarm 0.903 -> 0.908, hailfinder 0.875 -> 0.878.
+
 Reading of the symmetry step under determinism: T leaves TPC(X) when some test of X's
 search finds T _||_ X | S. Where S determines X or T (a relabeling or a function of S, as
 hailfinder's nine such nodes), every stratum of S holds one level of X (or of T): its
@@ -375,6 +384,9 @@ class _Neighbourhoods:
                     continue
                 # T left TPC(x): the test that separated them (or that refused its entry)
                 decision = self.searches[x][0].ledger.decision(v)
+                if decision.result is not None and not decision.result.independent:
+                    out.append(x)  # refused at entry, dependent at alpha (module docstring)
+                    continue
                 if self._cannot_reject(x, v, decision.result):
                     out.append(x)  # no evidence against the neighbour (module docstring)
                     if record:
