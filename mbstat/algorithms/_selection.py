@@ -21,8 +21,9 @@ Only admission is corrected: tests that remove members (the shrink or backward p
 and tests that drop candidates (early dropping, elimination) stay at alpha, where an
 error keeps a candidate out or a member in rather than letting a false one in. The
 correction is the forward-selection analogue of Bonferroni-adjusted entry in stepwise
-regression (Hocking 1976; the "alpha / m to enter" rule). :func:`~mbstat.algorithms.
-grow_shrink.rgs` also keeps each member at the level at which it entered (its shrink).
+regression (Hocking 1976; the "alpha / m to enter" rule). RGS
+(:func:`~mbstat.algorithms.grow_shrink.rgs`) also keeps each member at the level at which
+it entered (its shrink).
 """
 from __future__ import annotations
 
