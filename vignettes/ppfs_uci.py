@@ -92,7 +92,7 @@ def select(method, train, target):
         return [c for c in train.columns if c != target]
     if method == "PPFS":
         return list(ppfs(train, target, test="ppi", B=B, K=K, model="tree",
-                             merge="paper", seed=SEED).selected)
+                             merge="paper", spouses=False, seed=SEED).selected)
     return list(iamb(train, target, discretize=BINS).selected)
 
 
@@ -175,7 +175,8 @@ print(f"\nsaved {path}")
 # %%
 df, target, _ = DATA["WDBC"]
 K_WDBC = max(K, 3)  # at least 3 folds here, to show the aggregation even in quick mode
-res = ppfs(df, target, test="ppi", B=B, K=K_WDBC, model="tree", merge="paper", seed=SEED)
+res = ppfs(df, target, test="ppi", B=B, K=K_WDBC, model="tree", merge="paper", spouses=False,
+           seed=SEED)
 print(f"PPFS on WDBC with B = {B}, K = {K_WDBC}")
 print(res.summary())
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 7))

@@ -29,16 +29,18 @@ PPFS = Learner("ppfs", "model", "predictive permutation feature selection (PPFS)
 
 @PPFS.front_end
 def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, seed=None, *,
-         test="crt", merge="vote", folds=None, test_size=None, task="auto", device="auto",
-         parallel="auto", model_params=None, categorical=None, candidates=None, na="raise",
-         progress=None) -> PPFSResult:
+         test="crt", merge="vote", spouses=True, folds=None, test_size=None, task="auto",
+         device="auto", parallel="auto", model_params=None, categorical=None, candidates=None,
+         na="raise", progress=None) -> PPFSResult:
     """Predictive permutation feature selection with Markov-blanket aggregation.
 
     On each of K folds: growth (Eq. 5) tests every candidate against the
     target given the empty set with the model-based test ``test`` and keeps those with
     p <= alpha; they are ordered by increasing importance log(1/p); the
     improved shrink tests each in turn given the rest of the current blanket
-    and removes it when p > alpha, without restarting. With K >= 2 the fold
+    and removes it when p > alpha, without restarting; then (``spouses=True``) the
+    spouse phase tests, given the found blanket, the candidates that depend on one of its
+    members given the target (:func:`spouse_phase`). With K >= 2 the fold
     blankets are merged (``merge``): by default a feature is kept when a majority
     of the fold blankets hold it; ``merge="paper"`` returns the blanket of the
     fold with the highest z-score (Eqs. 6-8).
@@ -96,6 +98,16 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         reproduce the paper; its p-values are not calibrated (true nulls where
         x depends on z are rejected in 14-47% of data sets at alpha = 0.05,
         B = 10-100; ``vignettes/ppi_calibration.py``).
+    spouses : bool
+        True (default): after the shrink, the spouse phase (:func:`spouse_phase`): a spouse
+        of the target (a parent of a common child) that is independent of it on its own
+        never passes growth (Eq. 5 conditions on the empty set), so Algorithm 2 misses it;
+        the phase screens the candidates left out for dependence on a member given the
+        target (G^2 on binned columns, Bonferroni), tests those given the member and then
+        given the blanket, and runs the improved shrink again if any entered. With a
+        perfect test the search is then exact on every faithful target (the paper's: on
+        the targets without such a spouse; tests/test_ppfs.py). False: Algorithm 2 as
+        published.
     merge : {"vote", "paper"} or float in (0, 1]
         How the K fold blankets (K >= 2) make one. "vote" (default): the features in
         more than half of the fold blankets (at least m = K // 2 + 1 of K). Its guarantee,
@@ -143,8 +155,9 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
 
     Limits, whatever the proof sketch says (checked in tests/test_ppfs.py and
     the PPI notes): growth conditions on the empty set, so a spouse that is
-    independent of the target on its own never enters (with a perfect CI
-    oracle the search is exact on every other target); and PPI tests
+    independent of the target on its own never enters Algorithm 2 (with a perfect CI
+    oracle its search is exact on every other target; the spouse phase, the default,
+    closes that gap: exact on every target); and PPI tests
     marginal permutation, so a non-member correlated with members (e.g. a
     grandparent of the target) tends to be kept (``test="ppi"``; the LOCO test
     compares models with and without the feature, so it has no such bias).
@@ -157,6 +170,9 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     alpha = check_alpha(alpha)
     check_choice("test", test, ("crt", "loco", "ppi"))
     merge = _check_merge(merge)
+    if not isinstance(spouses, (bool, np.bool_)):
+        raise TypeError(f"spouses must be True or False; got {spouses!r}")
+    spouses = bool(spouses)
     if test != "ppi" and (test_size is not None or (test == "loco" and B is not None)):
         given = " and ".join(n for n, a in (("B", B if test == "loco" else None),
                                             ("test_size", test_size)) if a is not None)
@@ -206,7 +222,7 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     inner_jobs = max(1, n_jobs // workers) if across_folds else n_jobs
     bar = _AutoBar(progress, len(rows) * (len(cands) + 1), f"ppfs: blanket of {target_name}")
     jobs = [(_subset_rows(ds, r), target_name, cands, alpha, fold_seeds[i], test,
-             {**test_args, "n_jobs": inner_jobs}) for i, r in enumerate(rows)]
+             {**test_args, "n_jobs": inner_jobs}, spouses) for i, r in enumerate(rows)]
     if across_folds:  # workers take whole folds: the bar ticks once per fold
         from joblib import Parallel, delayed
 
@@ -251,12 +267,14 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     importance.columns.name = None
     best = folds[chosen if chosen is not None else 0]
     used_seed = seed if isinstance(seed, int) else None
-    params = {"test": test, "merge": merge, "alpha": alpha, "K": K, "task": task_used,
+    params = {"test": test, "merge": merge, "spouses": spouses, "alpha": alpha, "K": K,
+              "task": task_used,
               "model": model if isinstance(model, str) else type(model).__name__,
               "model_params": dict(model_params or {}), "seed": used_seed, "n_jobs": n_jobs,
               **({"B": B, "test_size": test_size} if test == "ppi" else {"folds": cross_folds}),
               **({"categorical": as_category} if as_category else {})}
     call = format_call("ppfs", data, target=target_name, alpha=alpha, test=test, merge=merge,
+                       **({} if spouses else {"spouses": False}),
                        **({"B": B} if test == "ppi" else {}), K=K, model=params["model"],
                        seed=used_seed, categorical=as_category or None,
                        candidates=None if candidates is None else cands)
@@ -324,6 +342,9 @@ class _AutoBar:
         return False
 
 
+#: Equal-frequency bins of a continuous column in the spouse phase's screen
+#: (:func:`pairwise_screen`).
+SCREEN_BINS = 5
 #: progress=None shows a bar when a run is estimated to take longer than this (seconds).
 _SHOW_AFTER = 10.0
 _clock = time.perf_counter
@@ -424,11 +445,12 @@ def _effect(res):
     return res.increase if "increase" in res.columns else res.mi
 
 
-def search(tester, target, candidates, alpha):
-    """Growth, ordering and improved shrink (Algorithm 2, lines 5-19) with any CI tester.
+def search(tester, target, candidates, alpha, screen=None):
+    """Growth, ordering and improved shrink (Algorithm 2, lines 5-19) with any CI tester,
+    then (``screen`` given) the spouse phase (:func:`spouse_phase`).
 
-    Returns (blanket, growth CIBatch, {member: shrink CIResult}, trace rows).
-    The PPI tester gives PPFS; the d-separation oracle checks the search logic.
+    Returns (blanket, growth CIBatch, {member: CIResult given the rest of the blanket},
+    trace rows). The PPI tester gives PPFS; the d-separation oracle checks the search logic.
     """
     trace = []
     grow = tester.test_many(candidates, target, (), phase="grow")
@@ -448,17 +470,114 @@ def search(tester, target, candidates, alpha):
             trace.append(("shrink", "remove", x, res))
         else:
             trace.append(("shrink", "keep", x, res))
+    if screen is not None:
+        spouse_phase(tester, target, candidates, alpha, screen, blanket, shrink, trace)
     # most important first: shrink log(1/p), ties by risk increase
     blanket.sort(key=lambda f: (shrink[f].log_pvalue, -_effect(shrink[f])))
     return blanket, grow, shrink, trace
 
 
-def _run_fold(dataset, target, cands, alpha, seed, test_name, test_args, tick=None) -> dict:
+def spouse_phase(tester, target, candidates, alpha, screen, blanket, given, trace) -> None:
+    """The spouses that growth given the empty set cannot see (``blanket`` and ``given``
+    updated in place; ``trace`` rows appended).
+
+    A spouse s of the target y (a parent of a common child c, not adjacent to y) is
+    independent of y given the empty set when no other path joins them, so Eq. 5 never
+    admits it and the shrink phase (lines 15-19), which tests only what growth admitted,
+    never sees it: the proof sketch's claim that growth admits every spouse fails there.
+    What holds under the Markov condition and faithfulness: s is adjacent to c, so
+    dependent on c given any set; and s is dependent on y given any set that holds c and
+    not s (the path s -> c <- y is open when its collider c is given). So, as MMMB and
+    HITON-MB look for spouses among the neighbours of the children:
+
+    1. ``screen(target, members, others)``: for each candidate left out, the members it
+       depends on given y (a necessary condition for a spouse of y through that member);
+    2. each such candidate is tested against y given each of those members alone (with the
+       search's test: given a discrete member with populated strata, the CRT makes these
+       tests in one pass, without fits); those with a p-value at most alpha go on (a
+       filter: it only saves tests);
+    3. each of those is tested against y given the blanket (the search's test; line 16's
+       conditioning set with the spouse's child in it) and enters when p <= alpha;
+    4. if any entered, the improved shrink (line 16, in increasing importance, one at a
+       time, no restart) runs again over the enlarged blanket: what entered through a path
+       a spouse closes (a parent of a spouse depends on y given the children alone) and
+       what the first shrink kept for want of the spouses leave. Its models serve every
+       member until one leaves.
+
+    With a perfect test the search then returns the blanket of every faithful target
+    (tests/test_ppfs.py: the d-separation oracle on random DAGs).
+    """
+    others = [c for c in candidates if c not in blanket]
+    if not blanket or not others:
+        return
+    near = screen(target, list(blanket), others)
+    if not near:
+        return
+    best = {}
+    for m in blanket:
+        group = [c for c in near if m in near[c]]
+        if not group:
+            continue
+        for c, res in zip(group, tester.test_many(group, target, [m], phase="spouse")):
+            if c not in best or res.log_pvalue < best[c].log_pvalue:
+                best[c] = res
+    for c in near:
+        given[c] = best[c]  # left out here: its test given a member decided it
+    passed = [c for c in near if best[c].pvalue <= alpha]
+    added = []
+    if passed:
+        for c, res in zip(passed, tester.test_many(passed, target, list(blanket),
+                                                   phase="spouse")):
+            given[c] = res
+            if res.pvalue <= alpha:
+                added.append(c)
+    for c in near:
+        trace.append(("spouse", "add" if c in added else "drop", c, given[c]))
+    if not added:
+        return
+    blanket.extend(added)
+    for x in sorted(blanket, key=lambda c: (-given[c].log_pvalue, _effect(given[c]))):
+        res = tester.test(x, target, [b for b in blanket if b != x], phase="shrink")
+        given[x] = res
+        if res.pvalue > alpha:
+            blanket.remove(x)
+            trace.append(("shrink", "remove", x, res))
+        else:
+            trace.append(("shrink", "keep", x, res))
+
+
+def pairwise_screen(dataset, alpha: float, bins: int = SCREEN_BINS):
+    """The spouse phase's screen on ``dataset``: ``screen(target, members, others)`` gives
+    each candidate that depends on at least one member given the target the list of those
+    members (in the members' order), by the G^2 test
+    (asymptotic chi-square) of the pair's tables within the target's levels (or bins),
+    continuous columns in ``bins``
+    equal-frequency bins, at Bonferroni's level alpha / (members x others): a candidate
+    independent of every member passes with probability at most alpha in all (a pass only
+    costs its test given the blanket). Binning keeps independence (so the level holds)
+    and misses only a dependence invisible between the bins' cells."""
+    binned = CITester(dataset, "g2", alpha=alpha,
+                      discretize=bins if "continuous" in dataset.kinds else None)
+
+    def screen(target, members, others):
+        level = alpha / (len(members) * len(others))
+        near = {}
+        for m in members:
+            hit = binned.test_many(others, m, (target,), phase="screen").pvalue <= level
+            for c in np.asarray(others, dtype=object)[hit]:
+                near.setdefault(c, []).append(m)
+        return {c: near[c] for c in others if c in near}
+    return screen
+
+
+def _run_fold(dataset, target, cands, alpha, seed, test_name, test_args, spouses,
+              tick=None) -> dict:
     """One fold of PPFS: the search with the model-based test, and its importance table."""
     test = {"ppi": PPITest, "crt": CRTTest, "loco": LOCOTest}[test_name](seed=seed, **test_args)
     test.progress = tick
     tester = CITester(dataset, test, alpha=alpha)
-    blanket, grow, shrink, trace = search(tester, target, cands, alpha)
+    screen = pairwise_screen(dataset, alpha) if spouses else None
+    blanket, grow, shrink, trace = search(tester, target, cands, alpha, screen)
     deciding = {c: shrink.get(c, grow[i]) for i, c in enumerate(cands)}
     importance = pd.DataFrame(
         {

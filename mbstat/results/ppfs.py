@@ -40,8 +40,8 @@ class PPFSResult(SelectionResult):
     importance : DataFrame
         One row per candidate (index ``feature``), most important first:
         ``grow`` (importance log(1/p) of the growth test given the empty
-        set), ``shrink`` (log(1/p) of the shrink test given the rest of the
-        blanket; NaN when not tested), ``pvalue`` (of the deciding test),
+        set), ``shrink`` (log(1/p) of the last test given the rest of the
+        blanket: the shrink phase's, or the spouse phase's; NaN when not tested), ``pvalue`` (of the deciding test),
         ``increase`` (its effect size), ``folds`` (how many fold blankets hold
         it) and ``selected``: from the chosen fold (``merge="paper"``), or the median
         over the folds (a vote).
@@ -59,7 +59,7 @@ class PPFSResult(SelectionResult):
         The deciding test of every candidate (chosen fold, or medians over the folds),
         with the columns of :attr:`MBResult.pvalues <mbstat.results.MBResult>`.
     trace : DataFrame
-        Growth and shrink decisions of every fold: ``fold, phase, action,
+        Growth, shrink and spouse-phase decisions of every fold: ``fold, phase, action,
         feature, statistic, pvalue, log_pvalue``.
     n_fits : int
         Models fitted (a shrink-phase model serves every member it tests).
@@ -116,7 +116,7 @@ class PPFSResult(SelectionResult):
             log = log[log["fold"] == self.chosen_fold]
         # a feature's last grow/shrink test of a fold decided it there (a shrink test given
         # the empty set was a cache hit: not logged, and the same as its growth test)
-        log = log[log["phase"].isin(["grow", "shrink"])]
+        log = log[log["phase"].isin(["grow", "shrink", "spouse"])]
         key = ["fold", "x"] if "fold" in log.columns else ["x"]
         log = log.drop_duplicates(key, keep="last")
         deciding = log.groupby("x")[["statistic", "df"]].median().reindex(imp.index)
@@ -192,7 +192,8 @@ class PPFSResult(SelectionResult):
         if len(rest):
             dropped_grow = int(rest["shrink"].isna().sum())
             footer.append(f"{plural(len(rest), 'candidate')} left out: {dropped_grow} at growth "
-                          f"(given the empty set), {len(rest) - dropped_grow} at shrink.")
+                          f"(given the empty set), {len(rest) - dropped_grow} given the rest "
+                          f"of the blanket (shrink or spouse phase).")
         if self.test == "ppi":
             footer.append(UNCALIBRATED)
         return Summary("Markov blanket: predictive permutation feature selection (PPFS)",

@@ -16,7 +16,8 @@ from ..protocol import CITest
 from ..result import CIResult, _p_text, _set_label
 from .estimators import TASKS, check_model, infer_task
 
-__all__ = ["ModelResult", "ModelTest", "check_ppi_args", "encode_target", "resolve_query"]
+__all__ = ["ModelEngine", "ModelResult", "ModelTest", "check_ppi_args", "encode_target",
+           "resolve_query"]
 
 
 PARALLEL = ("auto", "threads", "processes")
@@ -142,16 +143,37 @@ def encode_target(dataset, t: int, task: str):
     return "classification", np.searchsorted(present, codes), len(present)
 
 
+class ModelEngine:
+    """What the model-based tests' engines share (PPI, LOCO, the CRT): the model's label
+    and the device that ran the fits. Subclasses set ``learner`` and ``device_used``."""
+
+    learner = None
+    device_used = None
+
+    @property
+    def model_label(self) -> str:
+        """The model, as a report names it (e.g. ``xgboost (50 rounds, depth 4, eta 0.3)``)."""
+        return self.learner.label
+
+    @property
+    def device(self) -> str:
+        """The device that really ran the fits (the requested one before any fit)."""
+        return self.device_used or self.learner.device
+
+
 class ModelTest(CITest):
     """What the model-based tests share: any column kind, one engine per data set and
     target (made on first use, same splits or folds for every test), a progress hook.
-    Subclasses set ``engine_class``, ``make_table`` and their settings."""
+    Subclasses set ``engine_class``, ``table`` (the engine's tuples -> a results table)
+    and their settings."""
 
     kind = "mixed"
     joint_x = True
     symmetric = False
     extra_columns = ("increase",)
     engine_class = None
+    #: The engine's test tuples -> a results table (set by each test, a plain function).
+    table = None
     #: What a report calls one test of this kind ("PPI test"), and what its ``increase``
     #: column measures: the results name the test from the test object.
     label = "model-based test"
@@ -186,8 +208,13 @@ class ModelTest(CITest):
             self._engines[key] = hit
         return hit[1]
 
+    @classmethod
+    def make_table(cls, out):
+        """The results table of the engine's test tuples ``out``."""
+        return cls.table(out)
+
     def batch(self, tester, xs, y, z):
-        return type(self).make_table(self.engine(tester.dataset, y).test_many(xs, z))
+        return self.make_table(self.engine(tester.dataset, y).test_many(xs, z))
 
 
 _LOSSES = {"classification": "log-loss", "regression": "squared error"}

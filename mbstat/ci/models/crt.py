@@ -279,6 +279,7 @@ class CRTEngine(LOCOEngine):
         self._drawn_as_levels = {}  # continuous column -> drawn among its values?
         self._data = dataset  # the sampler's view (kinds, codes, numbers); kept when pickled
         self._models = OrderedDict()
+        self._level_cache = {}  # data columns -> _levels(columns)
 
     def set_level(self, alpha: float) -> None:
         """The level the early stop serves (:func:`early_draws`; none when B is smaller)."""
@@ -522,7 +523,7 @@ class CRTEngine(LOCOEngine):
 
     def __getstate__(self):
         state = super().__getstate__()
-        state["_data"], state["_models"] = self._data, OrderedDict()
+        state["_data"], state["_models"], state["_level_cache"] = self._data, OrderedDict(), {}
         return state
 
     def _levels(self, cols) -> tuple:
@@ -532,9 +533,34 @@ class CRTEngine(LOCOEngine):
         n = self.X.shape[0]
         if not cols:
             return np.zeros((1, 0), self.X.dtype), np.zeros(n, dtype=np.intp), 1
+        key = tuple(int(j) for j in cols)
+        hit = self._level_cache.get(key)
+        if hit is not None:
+            return hit
         block = self.X[:, np.concatenate([self.groups[j] for j in cols])]
-        levels, codes = np.unique(block, axis=0, return_inverse=True)
-        return levels, codes.reshape(-1).astype(np.intp), len(levels)
+        # the rows' ranks in lexicographic order from one integer key per row (each model
+        # column's value ranks, mixed radix, the first column most significant): the same
+        # levels and codes as np.unique(block, axis=0), without its sort of row records
+        key_of_row = np.zeros(n, dtype=np.int64)
+        radix = 1
+        for c in range(block.shape[1]):
+            ranks = np.unique(block[:, c], return_inverse=True)[1].reshape(-1)
+            size = int(ranks.max()) + 1
+            if radix * size >= 2**62:  # too many combinations for one integer key
+                key_of_row = None
+                break
+            key_of_row = key_of_row * size + ranks
+            radix *= size
+        if key_of_row is None:
+            levels, codes = np.unique(block, axis=0, return_inverse=True)
+        else:
+            first, codes = np.unique(key_of_row, return_index=True, return_inverse=True)[1:]
+            levels = block[first]
+        hit = (levels, codes.reshape(-1).astype(np.intp), len(levels))
+        if len(self._level_cache) >= _MODELS * 16:
+            self._level_cache.pop(next(iter(self._level_cache)))
+        self._level_cache[key] = hit
+        return hit
 
     def _few_values(self, j: int) -> bool:
         """Whether x~ of the continuous column j is drawn among its values, as a discrete x's:
@@ -990,11 +1016,9 @@ class CRTTest(ModelTest):
         """The tests, with the early stop at this test's ``alpha`` or else the tester's."""
         engine = self.engine(tester.dataset, y)
         engine.set_level(self.alpha if self.alpha is not None else getattr(tester, "alpha", 0.05))
-        return type(self).make_table(engine.test_many(xs, z))
+        return self.make_table(engine.test_many(xs, z))
 
-    @staticmethod
-    def make_table(out):
-        return _table(out)
+    table = staticmethod(_table)
 
 
 # ------------------------------------------------------------------ result

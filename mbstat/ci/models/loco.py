@@ -69,7 +69,7 @@ from ... import _validation as v
 from ...plotting import new_axes
 from ..result import (ASYMPTOTIC, CIBatch, Query, _set_label, as_matrix, format_pvalue, plural,
                       results_table)
-from .base import ModelResult, ModelTest, _rng, check_ppi_args, encode_target, resolve_query
+from .base import ModelEngine, ModelResult, ModelTest, _rng, check_ppi_args, encode_target, resolve_query
 from .estimators import encode_features, make_model, per_sample_loss
 
 __all__ = ["LOCO_XGBOOST", "LOCOEngine", "LOCOResult", "LOCOTest", "loco_test", "t_greater"]
@@ -148,7 +148,7 @@ ROUNDING = 1e-12
 
 
 # ------------------------------------------------------------------ engine
-class LOCOEngine:
+class LOCOEngine(ModelEngine):
     """One data set and one target, ready for many LOCO tests.
 
     The model matrix, the labels and the fold assignment are made once; the
@@ -192,14 +192,6 @@ class LOCOEngine:
         self.n_fits = 0
         self.progress = None  # called with the number of feature sets done
         self._cache = OrderedDict()
-
-    @property
-    def model_label(self) -> str:
-        return self.learner.label
-
-    @property
-    def device(self) -> str:
-        return self.device_used or self.learner.device
 
     def fold_losses(self, features, k: int):
         """Held-out per-row losses of part k for the model on data columns ``features``."""
@@ -386,9 +378,7 @@ class LOCOTest(ModelTest):
                               n_jobs=n_jobs, parallel=parallel, model_params=model_params),
                          seed, categorical)
 
-    @staticmethod
-    def make_table(out):
-        return _table(out)
+    table = staticmethod(_table)
 
 
 # ------------------------------------------------------------------ result

@@ -23,7 +23,7 @@ from ... import _validation as v
 from ...plotting import new_axes
 from ..result import (ASYMPTOTIC, EXACT, CIBatch, Query, _set_label, as_matrix, format_pvalue,
                       plural, results_table)
-from .base import ModelResult, ModelTest, _rng, check_ppi_args, encode_target, resolve_query
+from .base import ModelEngine, ModelResult, ModelTest, _rng, check_ppi_args, encode_target, resolve_query
 from .crt import B_DRAWS, CRT_FOLDS, crt_test
 from .estimators import encode_features, make_model, per_sample_loss
 from .loco import LOCO_FOLDS, loco_test
@@ -93,7 +93,7 @@ _EXACT = 50
 
 
 # ------------------------------------------------------------------ engine
-class PPIEngine:
+class PPIEngine(ModelEngine):
     """One data set and one target, ready for many PPI tests.
 
     The model matrix, the target labels, the B splits, the test-part
@@ -169,15 +169,6 @@ class PPIEngine:
 
             return cupy
         return np
-
-    @property
-    def model_label(self) -> str:
-        return self.learner.label
-
-    @property
-    def device(self) -> str:
-        """The device that really ran the fits (the requested one before any fit)."""
-        return self.device_used or self.learner.device
 
     def model_columns(self, cols) -> np.ndarray:
         """Model-matrix columns of data columns ``cols``."""
@@ -481,9 +472,7 @@ class PPITest(ModelTest):
                               n_jobs=n_jobs, parallel=parallel, model_params=model_params),
                          seed, categorical)
 
-    @staticmethod
-    def make_table(out):
-        return _table(out)
+    table = staticmethod(_table)
 
 
 # ------------------------------------------------------------------ result
