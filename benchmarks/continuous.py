@@ -395,6 +395,8 @@ def main():
                         help="section 2 without the before column (the rows path is slow)")
     parser.add_argument("--rows", type=int, nargs="*", default=[2000, 20000])
     parser.add_argument("--nodes", type=int, help="nodes of section 2 (default 50; 100 full)")
+    parser.add_argument("--repeats", type=int,
+                        help="section 2: runs per learner, the median shown (default 1; 3 full)")
     parser.add_argument("--statistics-rows", type=int, nargs="*", default=[200_000],
                         help="rows of section 4 (the one-time statistics, CPU and GPU)")
     parser.add_argument("--engine-before", default=ENGINE_BEFORE,
@@ -419,8 +421,8 @@ def main():
     if 3 in sections:
         rank_tests(rows_list, not args.full, before_cls)
     if 2 in sections and not args.skip_learners:
-        learners(args.nodes or (100 if args.full else 50), rows_list, 3 if args.full else 1,
-                 before_cls, args.skip_before)
+        learners(args.nodes or (100 if args.full else 50), rows_list,
+                 args.repeats or (3 if args.full else 1), before_cls, args.skip_before)
     if 4 in sections:
         one_time_statistics(args.statistics_rows)
     if 5 in sections:

@@ -5,12 +5,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..ci.result import CIBatch
+from ..ci.result import FIELDS, SKIPPED, CIBatch, CIResult, decide
 from ..results import MBResult
 from ._selection import check_selection, entry_level, entry_rule
 from .learners import Found, Learner, Run
 
 __all__ = ["iamb", "inter_iamb"]
+
+_CALIBRATION = FIELDS.index("calibration")
 
 
 def significance(xs, res):
@@ -25,7 +27,17 @@ def significance(xs, res):
 
 
 def _stack(results):
-    """The arrays of a rule's input from a list of CIResults."""
+    """The arrays of a rule's input from a list of CIResults (read from their tables at
+    once; results of another kind by their attributes)."""
+    if results and all(type(r) is CIResult for r in results):
+        alpha = results[0].batch.query.alpha
+        if alpha is not None and all(r.batch.query.alpha == alpha for r in results):
+            table = np.concatenate([r.batch.table for r in results])
+            calibration = table[:, _CALIBRATION]
+            return SimpleNamespace(statistic=table[:, 0], df=table[:, 1],
+                                   log_pvalue=table[:, 3], mi=table[:, 4],
+                                   skipped=calibration == SKIPPED,
+                                   independent=decide(table[:, 2], calibration, alpha))
     return SimpleNamespace(**{name: np.array([getattr(r, name) for r in results])
                               for name in ("statistic", "df", "log_pvalue", "mi", "skipped",
                                            "independent")})
