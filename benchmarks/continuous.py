@@ -22,6 +22,9 @@
    ``--engine-before`` (``git archive`` of that commit, in a subprocess) and once by this
    tree; seconds, blankets, test counts and every logged statistic and p-value compared
    (relative 1e-10).
+6. ``iamb`` with ``spearman`` (given z: the latent partial correlation of Harris & Drton)
+   over a few nodes: every test from the rows (before) and from the per-data-set
+   statistics (after), ``fisher_z`` beside, the logged statistics compared.
 
 Run by hand (not by CI): ``PYTHONPATH=. python benchmarks/continuous.py [--full]
 [--before-commit d68a8de]``. Timings are medians of wall-clock time on whatever machine
@@ -180,15 +183,15 @@ def learners(n_nodes: int, rows_list, repeats: int, before_cls, skip_before=Fals
     for n in rows_list:
         frame = make_linear_gaussian(n_nodes, n, seed=2)
         ds = as_dataset(frame)
-        with tempfile.TemporaryDirectory() as tmp:
-            csv = Path(tmp) / "network.csv"
-            frame.to_csv(csv, index=False, float_format="%.17g")
-            ref = bnlearn(csv, ("iamb", "iamb.fdr"), repeats)
+        tmp = tempfile.TemporaryDirectory()
+        csv = Path(tmp.name) / "network.csv"
+        frame.to_csv(csv, index=False, float_format="%.17g")
         for name, learner, r_name in (("iamb", iamb, "iamb"), ("iamb_fdr", iamb_fdr,
                                                                 "iamb.fdr")):
             # bnlearn's IAMB enters the strongest candidate at alpha (no Bonferroni step)
             plain = ({"selection": "none"} if name == "iamb" and "selection" in
                      inspect.signature(learner).parameters else {})
+
             def run(test):
                 found, tests = {}, 0
                 for v in frame.columns:
@@ -198,30 +201,40 @@ def learners(n_nodes: int, rows_list, repeats: int, before_cls, skip_before=Fals
                 return found, tests
 
             def timed(make):
-                times, out = [], None
-                for _ in range(repeats):
-                    _clear(ds)
-                    start = time.perf_counter()
-                    out = run(make())
-                    times.append(time.perf_counter() - start)
-                return float(np.median(times)), out
+                _clear(ds)
+                start = time.perf_counter()
+                out = run(make())
+                return time.perf_counter() - start, out
 
-            t_after, (b_after, tests) = timed(FisherZ)
+            # each repeat: bnlearn once, then mbstat at once, so that a ratio compares two
+            # runs under the same load (a shared machine's load moves within a minute)
+            t_after, t_r, ratios, ref = [], [], [], None
+            for _ in range(repeats):
+                got = bnlearn(csv, (r_name,), 1)
+                seconds, (b_after, tests) = timed(FisherZ)
+                t_after.append(seconds)
+                if got is not None:
+                    ref = got[r_name][1]
+                    t_r.append(got[r_name][0])
+                    ratios.append(seconds / got[r_name][0])
+            t_after = float(np.median(t_after))
             if skip_before:
                 t_before, same = np.nan, "-"
             else:
                 t_before, (b_before, _) = timed(before_cls or rows_fisher_z)
                 same = b_before == b_after
             if ref is not None:
-                t_r, b_r = ref[r_name]
-                col = (f"{t_r:>8.2f} {t_after / t_r:>9.2f} "
-                       f"{sum(b_r[v] == b_after[v] for v in frame.columns):>6}/{n_nodes}")
+                col = (f"{np.median(t_r):>8.2f} {np.median(ratios):>9.2f} "
+                       f"{sum(ref[v] == b_after[v] for v in frame.columns):>6}/{n_nodes}")
             else:
                 col = f"{'-':>8} {'-':>9} {'-':>11}"
             print(f"{n:>7} {name:>9} {tests:>7} {t_before:>8.2f} {t_after:>8.2f} "
-                  f"{t_before / t_after:>6.1f} {str(same):>5} {col}")
+                  f"{t_before / t_after:>6.1f} {str(same):>5} {col}", flush=True)
+        tmp.cleanup()
     print("after includes the one-time statistics (cleared before every repeat); same: "
-          "blankets identical before/after; bnlearn: learn.mb per node on the same CSV")
+          "blankets identical before/after; bnlearn: learn.mb per node on the same CSV, its "
+          "elapsed time in R (reading the CSV and loading bnlearn not counted); after/bnl: the "
+          "median over the repeats of after / bnlearn, each pair run one after the other")
 
 
 def _clear(ds):
@@ -231,7 +244,8 @@ def _clear(ds):
 
 
 def rank_tests(rows_list, quick: bool, before_cls):
-    print("\n3. spearman and normal-scores, one test at |z| = 3, 60 columns (us per test)")
+    print("\n3. spearman and normal-scores, one test at |z| = 3, 60 columns (us per test; "
+          "spearman's before: its latent partial correlation from the rows, per test)")
     print(f"{'rows':>7} {'test':>14} {'before':>9} {'after':>7} {'ratio':>6} {'max |dz|':>9}")
     old = before_cls or (lambda: rows_fisher_z())
     for n in rows_list:
@@ -243,8 +257,14 @@ def rank_tests(rows_list, quick: bool, before_cls):
             ranked = _Ranked(tester, test.ranks(tester))
             factor = np.sqrt(test.variance_factor)
             start = time.perf_counter()
-            before = np.array([old().batch(ranked, [(x,)], y, z)["statistic"][0]
-                               for x, y, z in qs]) / factor
+            if cls is Spearman:  # given z: the latent partial correlation, from the rows
+                rows = Spearman()
+                rows._from_rows = True
+                before = np.array([rows.batch(tester, [(x,)], y, z)["statistic"][0]
+                                   for x, y, z in qs])
+            else:
+                before = np.array([old().batch(ranked, [(x,)], y, z)["statistic"][0]
+                                   for x, y, z in qs]) / factor
             t_before = (time.perf_counter() - start) / len(qs)
             test.batch(tester, [qs[0][:1]], qs[0][1], qs[0][2])  # the one-time statistics
             t_after, after = per_test(test, tester, qs)
@@ -280,11 +300,43 @@ def one_time_statistics(rows_list):
     print("gpu: the centring on the CPU, the GEMMs on CuPy (the tester's backend 'gpu')")
 
 
+def spearman_search(n_nodes: int, n: int, k: int):
+    """``iamb`` with ``spearman`` over the first k nodes of a linear Gaussian network (each
+    column exp-transformed): every test given z from the rows (``Spearman._from_rows``, the
+    per-test influence functions) and from the per-data-set statistics
+    (:class:`~mbstat.ci.continuous.rank.InfluenceMoments`), ``fisher_z`` beside; every
+    logged statistic and log p-value compared (relative 1e-10)."""
+    print(f"\n6. iamb with spearman over {k} nodes of a {n_nodes}-node network, {n} rows "
+          "(seconds; the ranks and statistics of a fresh data set in each)")
+    frame = np.exp(make_linear_gaussian(n_nodes, n, seed=7))
+    nodes = list(frame.columns[:k])
+
+    def run(test):
+        ds = as_dataset(frame)  # a fresh data set: its one-time statistics in the timing
+        start = time.perf_counter()
+        res = [iamb(ds, v, test=test, selection="none") for v in nodes]
+        return time.perf_counter() - start, res
+
+    rows = Spearman()
+    rows._from_rows = True
+    t_rows, a = run(rows)
+    t_fast, b = run("spearman")
+    t_fz, c = run("fisher_z")
+    tests = sum(r.n_tests for r in b)
+    same = all(x.blanket == y.blanket and x.n_tests == y.n_tests
+               and _same(x.tests["statistic"], y.tests["statistic"])
+               and _same(x.tests["log_pvalue"], y.tests["log_pvalue"]) for x, y in zip(a, b))
+    print(f"{'tests':>7} {'rows path':>10} {'statistics':>10} {'ratio':>6} {'same':>5} "
+          f"{'fisher_z':>9} {'spearman/fisher_z':>17}")
+    print(f"{tests:>7} {t_rows:>10.2f} {t_fast:>10.2f} {t_rows / t_fast:>6.1f} {str(same):>5} "
+          f"{t_fz:>9.2f} {t_fast / t_fz:>17.1f}")
+
+
 ENGINE_CASES = (("gauss", "fisher_z"), ("gauss", "spearman"), ("gauss", "normal-scores"),
                 ("mixed", "mi-cg"), ("mixed", "reg-lr"))
 
 
-def engine_runs(quick: bool) -> dict:
+def engine_runs(quick: bool, only=None) -> dict:
     """{test: (seconds, {node: (blanket, tests, statistics, log p-values)})}: iamb
     (selection "none") over every node, each test's data shared by its runs (its one-time
     statistics paid once, in a first run outside the timing)."""
@@ -295,6 +347,8 @@ def engine_runs(quick: bool) -> dict:
     frames = {"gauss": gauss, "mixed": mixed}
     out = {}
     for data, test in ENGINE_CASES:
+        if only and test not in only:
+            continue
         frame = frames[data]
         ds = as_dataset(frame)
         nodes = list(frame.columns)
@@ -321,7 +375,7 @@ def _same(a, b, rtol=1e-10) -> bool:
                                               | (np.isnan(a) & np.isnan(b))))
 
 
-def engine_before(commit: str, quick: bool):
+def engine_before(commit: str, quick: bool, only=None):
     """:func:`engine_runs` by the code of ``commit`` (exported by ``git archive``; this
     script run on it in a subprocess), or None without git or that commit."""
     import json
@@ -336,7 +390,8 @@ def engine_before(commit: str, quick: bool):
         dump = Path(tmp) / "engine.json"
         env = {**os.environ, "PYTHONPATH": tmp}
         proc = subprocess.run([sys.executable, __file__, "--engine-dump", str(dump)]
-                              + ([] if quick else ["--full"]), env=env, cwd=tmp,
+                              + ([] if quick else ["--full"])
+                              + (["--engine-tests", *only] if only else []), env=env, cwd=tmp,
                               capture_output=True, text=True)
         if proc.returncode != 0:
             print(proc.stderr[-2000:])
@@ -345,11 +400,11 @@ def engine_before(commit: str, quick: bool):
                 for k, v in json.loads(dump.read_text()).items()}
 
 
-def engine(commit: str, quick: bool):
+def engine(commit: str, quick: bool, only=None):
     print(f"\n5. The engine before ({commit}) and after: iamb over every node (seconds; "
           "results compared to 1e-10)")
-    before = engine_before(commit, quick)
-    after = engine_runs(quick)
+    before = engine_before(commit, quick, only)
+    after = engine_runs(quick, only)
     print(f"{'test':>14} {'nodes':>5} {'tests':>7} {'before':>8} {'after':>8} {'ratio':>6} "
           f"{'same':>5}")
     for test, (t_after, found) in after.items():
@@ -401,13 +456,19 @@ def main():
                         help="rows of section 4 (the one-time statistics, CPU and GPU)")
     parser.add_argument("--engine-before", default=ENGINE_BEFORE,
                         help="the commit whose engine section 5 compares with this tree")
-    parser.add_argument("--sections", type=int, nargs="*", default=[1, 2, 3, 4, 5])
+    parser.add_argument("--sections", type=int, nargs="*", default=[1, 2, 3, 4, 5, 6])
+    parser.add_argument("--engine-tests", nargs="*",
+                        help="section 5: only these tests (default fisher_z, spearman, "
+                             "normal-scores, mi-cg, reg-lr)")
+    parser.add_argument("--spearman-nodes", type=int,
+                        help="section 6: nodes searched (default 3; 10 full)")
     parser.add_argument("--engine-dump", help=argparse.SUPPRESS)  # section 5's subprocess
     args = parser.parse_args()
     if args.engine_dump:
         import json
 
-        Path(args.engine_dump).write_text(json.dumps(engine_runs(not args.full)))
+        Path(args.engine_dump).write_text(json.dumps(engine_runs(not args.full,
+                                                                 args.engine_tests)))
         return
     before_cls = load_before(args.before_commit, args.before_file)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -426,7 +487,10 @@ def main():
     if 4 in sections:
         one_time_statistics(args.statistics_rows)
     if 5 in sections:
-        engine(args.engine_before, not args.full)
+        engine(args.engine_before, not args.full, args.engine_tests)
+    if 6 in sections:
+        spearman_search(30 if not args.full else 50, 2000,
+                        args.spearman_nodes or (10 if args.full else 3))
 
 
 if __name__ == "__main__":

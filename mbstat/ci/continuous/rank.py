@@ -91,7 +91,9 @@ class Spearman(PermutableTest):
 
     The ranks are computed once per data set and shared by every test: a test costs
     O(|z|^3) for an empty z (the shared correlation matrix, :mod:`mbstat.ci.continuous.moments`) and
-    O(n |z|^2 + |z| n log n) given z (the influence functions).
+    O(n |z|^2) given z, with no sort: the grades, each column's tail positions and each
+    pair's influence vector are per-data-set statistics (:class:`InfluenceMoments`; a
+    constant column, or a test over rows with missing values, reads its rows as before).
     """
 
     name = "spearman"
