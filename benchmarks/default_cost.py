@@ -8,8 +8,12 @@ learners) and the seconds of all nodes, for
 * ``asymptotic``: the same with ``calibration="asymptotic"``;
 * ``paper``: the paper's procedure, ``selection="none"`` with the asymptotic test (for
   the learners whose default corrects the selection);
-* ``bnlearn``: bnlearn 4.9 (``learn.mb`` / ``learn.nbr``, ``test="mi"``) on the very same
-  CSV, when ``Rscript`` with bnlearn is installed (never required).
+* ``bnlearn``: bnlearn 4.9 (``test="mi"``) on the very same CSV, when ``Rscript`` with
+  bnlearn is installed (never required): ``learn.mb`` for the blanket learners; for the PC
+  learners the structure learner of the same name (``mmpc()``, ``si.hiton.pc()``), whose
+  neighbourhoods bnlearn makes symmetric with the "AND" filter as mbstat's default
+  ``symmetry="and"`` (``learn.nbr`` returns one node's TPC set, without that correction:
+  mbstat's ``symmetry="none"``); its seconds are the whole skeleton's.
 
 It prints the ratio of the default's time to the asymptotic run's and the default's F1
 margin over the better of the asymptotic run and bnlearn (issue #25).
@@ -41,13 +45,21 @@ PC = {"mmpc", "hiton_pc", "si_hiton_pc"}
 #: bnlearn's name of each learner it has: (function, method)
 BNLEARN = {"iamb": ("learn.mb", "iamb"), "inter_iamb": ("learn.mb", "inter.iamb"),
            "fast_iamb": ("learn.mb", "fast.iamb"), "iamb_fdr": ("learn.mb", "iamb.fdr"),
-           "gs_m": ("learn.mb", "gs"), "mmpc": ("learn.nbr", "mmpc"),
-           "si_hiton_pc": ("learn.nbr", "si.hiton.pc")}
+           "gs_m": ("learn.mb", "gs"), "mmpc": ("structure", "mmpc"),
+           "si_hiton_pc": ("structure", "si.hiton.pc")}
 R_SCRIPT = r"""
 suppressMessages(library(bnlearn))
 args <- commandArgs(trailingOnly = TRUE)
 d <- read.csv(args[1], colClasses = "character", check.names = FALSE)
 d[] <- lapply(d, factor)
+if (args[2] == "structure") {  # the whole skeleton, neighbourhoods made symmetric ("AND")
+  t0 <- proc.time()[["elapsed"]]
+  fit <- get(args[3])(d, test = "mi", alpha = 0.05, undirected = TRUE)
+  each <- (proc.time()[["elapsed"]] - t0) / ncol(d)
+  for (v in names(d))
+    cat(v, "\t", paste(fit$nodes[[v]]$nbr, collapse = ";"), "\t", each, "\n", sep = "")
+  quit(save = "no")
+}
 fun <- get(args[2])
 for (v in names(d)) {
   t0 <- proc.time()[["elapsed"]]
