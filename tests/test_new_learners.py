@@ -130,6 +130,23 @@ def test_symmetry_keeps_a_neighbour_separated_only_by_its_copy(method):
     assert getattr(mbstat, method)(frame, "C", symmetry="none").blanket == ("B",)
 
 
+def test_symmetry_does_not_demand_the_entry_level_twice():
+    """X enters TPC(T) at alpha / m; in X's own search T is dependent at alpha but its entry
+    is refused at alpha / m (W, X's strong neighbour, entered first). A refused entry is no
+    evidence of independence: removals are decided at alpha, so X stays in PC(T)."""
+    rng = np.random.default_rng(2)
+    n = 600
+    w = rng.integers(0, 3, n)
+    x = np.where(rng.random(n) < 0.7, w % 2, rng.integers(0, 2, n))
+    t = np.where(rng.random(n) < 0.14, x, rng.integers(0, 2, n))
+    frame = pd.DataFrame({"T": t, "X": x, "W": w,
+                          **{f"N{j}": rng.integers(0, 2, n) for j in range(8)}})
+    own = mbstat.mmpc(frame, "X", calibration="asymptotic").evidence.loc["T"]
+    assert own["decision"] == "exclude" and own["phase"] == "entry"
+    assert own["pvalue"] < 0.05 and own["criterion"] < 0
+    assert mbstat.mmpc(frame, "T", calibration="asymptotic").blanket == ("X",)
+
+
 def test_oracle_with_candidates_restricts_the_search():
     """Among asia without "either": xray's blanket is tub, lung, dysp and bronc (see
     test_iamb); every learner searches within candidates u {target}."""
