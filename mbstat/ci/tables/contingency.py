@@ -465,7 +465,8 @@ class _Canonical:
     order) changes no p-value. In memory and in partitions the same relabelling
     (:func:`~mbstat.ci.tables.counting.first_rows`); under test-wise deletion, of the test's
     complete ``rows`` (as its complete-case subset would be). A column already in that
-    order is read in place. One per data set (complete rows), its maps kept."""
+    order is read in place. One per data set (complete rows), its maps and relabelled
+    columns kept (at most one copy of the code matrix)."""
 
     _of = weakref.WeakKeyDictionary()
 
@@ -473,6 +474,7 @@ class _Canonical:
         self.codes, self.cards, self.missing, self.n_rows = codes, cards, missing, n_rows
         self.rows = rows
         self.maps = {}
+        self.columns = {}  # canonical codes of the columns read so far
 
     @classmethod
     def of(cls, ds):
@@ -494,10 +496,13 @@ class _Canonical:
         self.maps.update((j, relabelling(f, self.n_rows)) for j, f in zip(todo, firsts))
 
     def column(self, j):
-        """Canonical codes of column ``j`` (of :attr:`rows`), read-only."""
-        self.relabel([j])
-        column = self.codes[:, j] if self.rows is None else self.codes[self.rows, j]
-        return relabelled(column, self.maps[j])
+        """Canonical codes of column ``j`` (of :attr:`rows`), read-only, made once."""
+        out = self.columns.get(j)
+        if out is None:
+            self.relabel([j])
+            column = self.codes[:, j] if self.rows is None else self.codes[self.rows, j]
+            out = self.columns[j] = relabelled(column, self.maps[j])
+        return out
 
     def matrix(self, codes, xcols, y):
         """(code matrix, x columns, y column) for :func:`~mbstat.ci.tables._kernels.column_nulls`:
