@@ -496,8 +496,12 @@ def spouse_phase(tester, target, candidates, alpha, screen, blanket, given, trac
        search's test: given a discrete member with populated strata, the CRT makes these
        tests in one pass, without fits); those with a p-value at most alpha go on (a
        filter: it only saves tests);
-    3. each of those is tested against y given the blanket (the search's test; line 16's
-       conditioning set with the spouse's child in it) and enters when p <= alpha;
+    3. each of those is tested against y given the blanket and the other candidates that
+       went on (line 16's conditioning set for the enlarged blanket, which holds the
+       spouse's child: a spouse stays dependent, a parent of a spouse becomes independent
+       once the spouse is given) and enters when p <= alpha; the tests share one set of
+       models (the enlarged blanket's), where testing each given the blanket alone would
+       fit a set per candidate;
     4. if any entered, the improved shrink (line 16, in increasing importance, one at a
        time, no restart) runs again over the enlarged blanket: what entered through a path
        a spouse closes (a parent of a spouse depends on y given the children alone) and
@@ -525,12 +529,12 @@ def spouse_phase(tester, target, candidates, alpha, screen, blanket, given, trac
         given[c] = best[c]  # left out here: its test given a member decided it
     passed = [c for c in near if best[c].pvalue <= alpha]
     added = []
-    if passed:
-        for c, res in zip(passed, tester.test_many(passed, target, list(blanket),
-                                                   phase="spouse")):
-            given[c] = res
-            if res.pvalue <= alpha:
-                added.append(c)
+    for c in passed:  # given the blanket and the other candidates: one set of models
+        res = tester.test(c, target, list(blanket) + [p for p in passed if p != c],
+                          phase="spouse")
+        given[c] = res
+        if res.pvalue <= alpha:
+            added.append(c)
     for c in near:
         trace.append(("spouse", "add" if c in added else "drop", c, given[c]))
     if not added:
