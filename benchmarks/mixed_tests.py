@@ -18,8 +18,10 @@ the largest relative difference of the statistics and p-values is printed.
 
 Third section (``--sections levels``, issue #31): the rejection rates of every continuous
 and mixed-data test under simulated nulls, Wilson 95% intervals (the README's level
-table), in the scenarios of vignettes/mixed_tests.py and a discrete pair of 3 x 3 levels
-given two continuous columns (mi-cg's pair logit at 24 df).
+table), in the scenarios of vignettes/mixed_tests.py, a discrete pair of 3 x 3 levels
+given two continuous columns (mi-cg's pair logit at 24 df) and one of 2 x 4 skewed levels
+given a 3-level discrete and one continuous column at 1,000 rows (27 df, a few rows in the
+rarest cells).
 
 Run: ``python benchmarks/mixed_tests.py [--quick] [--n N] [--k K] [--repeats R]
 [--sections statsmodels moments levels] [--reps R] [--sizes 200 2000] [--scenarios W ...]
@@ -180,6 +182,24 @@ def _pair_3x3(rng, n, alt=False):
     return pd.DataFrame({**cols, "zc": Z[:, 0], "zc2": Z[:, 1]})
 
 
+def _pair_2x4_skewed(rng, n, alt=False):
+    """x of 2 levels and y of 4 skewed levels (about 75 / 15 / 7 / 3%), each a logit of its
+    own in a continuous column zc and a 3-level discrete zd, independent given them (the
+    pair logit at 27 df: 3 strata of zd, [1, zc, zc^2] per logit; the rarest cells of (x, y)
+    hold a few rows per stratum at 1,000 rows). The #31 scenario where the pair logit's
+    plain chi-square rejected 24.5% of nulls."""
+    zd = rng.integers(0, 3, n)
+    zc = rng.normal(size=n)
+    x = (rng.random(n) < 1 / (1 + np.exp(0.3 - 0.8 * zc - 0.4 * (zd - 1)))).astype(int)
+    eta = (np.log([0.75, 0.15, 0.07, 0.03])[None, :] + np.outer(zc, [0, 0.6, -0.5, 0.8])
+           + np.outer(zd - 1, [0, 0.3, 0.4, -0.3]))
+    P = np.exp(eta)
+    P /= P.sum(axis=1, keepdims=True)
+    y = (rng.random((n, 1)) > P.cumsum(axis=1)).sum(axis=1).clip(0, 3)
+    return pd.DataFrame({"x": pd.Categorical(x), "y": pd.Categorical(y),
+                         "zd": pd.Categorical(zd), "zc": zc})
+
+
 def levels_section(reps, sizes, seed, only=None, tests_only=None):
     """Rejection rates at 0.05 over ``reps`` null data sets per cell, Wilson 95% intervals:
     the scenarios of vignettes/mixed_tests.py (each test run where the README offers it,
@@ -195,13 +215,15 @@ def levels_section(reps, sizes, seed, only=None, tests_only=None):
     spec.loader.exec_module(vignette)
 
     scenarios = [*vignette.SCENARIOS, ("discrete pair 3x3, 2 cont z", _pair_3x3,
-                                       vignette.MIXED)]
+                                       vignette.MIXED),
+                 ("discrete pair 2x4 skewed, zd + 1 cont z", _pair_2x4_skewed,
+                  vignette.MIXED, [1000])]
     rows = []
-    for name, make, tests in scenarios:
+    for name, make, tests, *own_sizes in scenarios:
         if only is not None and not any(o in name for o in only):
             continue
         tests = [t for t in tests if tests_only is None or t in tests_only]
-        for n in sizes:
+        for n in (own_sizes[0] if own_sizes else sizes):
             rng = np.random.default_rng(seed)
             hits = dict.fromkeys(tests, 0)
             seconds = dict.fromkeys(tests, 0.0)

@@ -32,24 +32,47 @@ declared configurations, 1 when there is none) and its continuous part zc (``q``
   levels given two continuous columns at 200 rows (24 df), 15% of 200 nulls. Where some
   stratum's rarest observed cell of (x, y) has fewer than
   :data:`EVENTS_PER_PARAMETER` (20) rows per coefficient of a logit (d = 1 + q (q + 3) /
-  2), the statistic is therefore scaled to its null mean, estimated by a parametric
-  bootstrap: B data sets (x*, y*) drawn from the fitted null model (the product of the
-  two logits, each stratum's fit), the statistic recomputed on each, p-value the
-  chi-square on df at statistic * df / mean (a bootstrap Bartlett correction; Bartlett
-  1937, Rocke 1989, Biometrika 76: with B = 100 as accurate as a bootstrap p-value with
+  2), the statistic is therefore referred to its null law's moments, estimated by a
+  parametric bootstrap: B data sets (x*, y*) drawn from the fitted null model (the
+  product of the two logits, each stratum's fit), the statistic recomputed on each.
+  ``correction="moments"`` (default) takes the p-value of the scaled chi-square a chi2_f
+  with the replicates' mean and variance (a = var / (2 mean), f = 2 mean^2 / var,
+  reported as df; Satterthwaite 1946), as the Gaussian configurations do with their
+  exact moments; ``"bartlett"`` the chi-square on df at statistic * df / mean (a
+  bootstrap Bartlett correction; Bartlett 1937, Rocke 1989, Biometrika 76: with B = 100
+  as accurate as a bootstrap p-value with
   700). Why a parametric bootstrap: no permutation of x is exact given a continuous z,
   and the null family is the fitted product itself, so the draws follow the null that
   the statistic tests, to the error of the fit; why the Bartlett scaling rather than the
   bootstrap's p-value: a search compares p-values with alpha / m, far below 1 / B, and
-  the scaled chi-square resolves them. B = 800 / df within [50, 400] (the mean's relative
-  Monte Carlo error near 5%), each replicate's fits started at the law it was drawn
-  from; the draws are seeded by the test's contents, in canonical codes, so that the
-  p-value does not depend on the order of the levels or of x and y. Cost: IAMB with
-  mi-cg on every node of ``make_mixed_network(500)`` took 11x the plain chi-square's
-  time (41.0 s against 3.8 s, 2 shared cores).
+  the scaled chi-square resolves them; why two moments by default: where the rarest
+  cells hold a few rows, the statistic's null law is wider than a chi-square of the same
+  mean (replicates' variance 1.2-1.3 times 2 mean^2 / df), and the mean alone left the
+  tail liberal there. B = 800 / df within [20, 400] (the mean's relative
+  Monte Carlo error near 5%), drawn in stages of :data:`BOOTSTRAP_STAGE` (10) and stopped
+  after a stage once the scaled p-value is clear: at both ends of the mean's Monte Carlo
+  interval (3 standard errors) at most 5e-8 or at least 0.25 (:data:`CLEAR`), so that no
+  decision at a level between the two, a search's alpha / m included, can change with
+  the remaining draws (a sequential Monte Carlo test in the manner of Besag & Clifford
+  1991). Each replicate's fits start at the law it was drawn from. A column's draws are
+  seeded by its own contents in canonical codes (with ``seed``, the strata and zc's
+  columns in any order) and by the stage, so that the p-value depends neither on the
+  order of the levels, of x and y or of zc's columns, nor on the batch: the target's
+  fitted logit, its draws and their fits serve every candidate of a batch
+  (:class:`PairBootstrap`). Why not permutations, as bnlearn's ``mc-mi-g``: permuting x
+  within the strata of zd is exact only for a discrete z; given a continuous z the fitted
+  null is the closest law to draw from.
   Measured (``benchmarks/mixed_tests.py --sections levels``): 3 x 3 given two
-  continuous columns at 200 rows, 15% -> 7.5% [4.6, 12.0] of 200 nulls; the README's
-  "Choosing a test" has the table. ``correction=None`` keeps the plain chi-square.
+  continuous columns at 200 rows, 15% -> 7.5% [4.6, 12.0] of 200 nulls; 2 x 4 skewed
+  levels given a 3-level discrete and one continuous column at 1,000 rows (27 df),
+  about 24% -> 2.5% [1.1, 5.7] of 200 nulls (the mean alone: 5.0% of 200 others; 6.5%
+  [3.8, 10.8] where the rarest levels are rarer, the two moments 4.0% [2.0, 7.7]); the
+  user guide's "Choosing a test" has the table. Cost: IAMB with mi-cg on every node of
+  ``make_mixed_network(500)``, 9.5 s of CPU against 14.9 s with the former bootstrap
+  (50 draws at least, one stream per pair) and 1.7 s for the plain chi-square (one run,
+  2 cores at load 15-17; the same blankets). What is left of it is the replicates' pair
+  fits where the logit has near as many coefficients as rows (their Newton iterations
+  crawl through quasi-separation). ``correction=None`` keeps the plain chi-square.
 
 *Departure from bnlearn* (discrete x and y, a continuous z). bnlearn's
 ``c_cmicg_unroll`` passes x alone as the strata of both chain-rule terms, so that x
@@ -99,7 +122,7 @@ from ._design import (MACHINE_TOL, PermutableTest, chi2_table, combine, group_su
 from .regression import fit_logit
 
 __all__ = ["ConditionalGaussian", "cg_loglik", "pair_logit_lr", "pair_logit_null_mean",
-           "CORRECTIONS"]
+           "PairBootstrap", "CORRECTIONS"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 #: A continuous x whose residual given zc has a sd below this share of its root mean
@@ -112,9 +135,12 @@ _NOTES = {"moments": "Gaussian fits: p-value of the scaled chi-square a chi2_df 
                      "statistic's exact null mean and variance given the design",
           "bartlett": "Gaussian fits: p-value of the chi-square at statistic * df / mean, "
                       "mean the statistic's exact null mean given the design (Bartlett)"}
-_LOGIT_NOTE = ("; discrete x and y given a continuous z with few rows per coefficient: "
-               "chi-square at statistic * df / mean, mean by a parametric bootstrap of the "
-               "fitted null (Bartlett; Rocke 1989)")
+_LOGIT_NOTE = {"moments": "; discrete x and y given a continuous z with few rows per "
+                           "coefficient: the scaled chi-square with the mean and variance of a "
+                           "parametric bootstrap of the fitted null",
+               "bartlett": "; discrete x and y given a continuous z with few rows per "
+                           "coefficient: chi-square at statistic * df / mean, mean by a "
+                           "parametric bootstrap of the fitted null (Rocke 1989)"}
 
 
 #: Fits from per-stratum moments (:class:`~mbstat.ci.continuous._design.StratumMoments`, computed once
@@ -202,10 +228,12 @@ def _multinomial_loglik(F, codes) -> float:
 
 
 #: Draws of the parametric bootstrap whose mean scales the pair logit's statistic (module
-#: docstring): B = 800 / df within [50, 400], so that the mean's relative Monte Carlo error,
-#: about sqrt(2 / (df B)), is near 5% whatever the df (400 / df, 7%, failed the oracle
-#: test on a CG network: tests/test_mi_cg_networks.py).
-BOOTSTRAP_B = (800, 50, 400)
+#: docstring): B = 800 / df within [20, 400], so that the mean's relative Monte Carlo error,
+#: about sqrt(2 r / (df B)) (r, the replicates' variance over a chi-square's, near 1.2), is
+#: near 5% from 1 to 48 df and under it above (400 / df, 7%, failed the oracle test on a
+#: CG network: tests/test_mi_cg_networks.py); the floor was 50 until the draws came in
+#: stages with an early stop, 2% at 80 df for the cost of 2.5 times the draws.
+BOOTSTRAP_B = (800, 20, 400)
 #: The pair logit keeps its plain chi-square where every stratum's rarest observed cell of
 #: (x, y) has at least this many rows per coefficient of a logit on [1, zc, zc zc'].
 EVENTS_PER_PARAMETER = 20
@@ -226,6 +254,15 @@ def few_events(cx, ky: int, cy, g, d: int) -> bool:
     return bool(cells.min() < EVENTS_PER_PARAMETER * d)
 #: Replicates fitted together (memory: about 10 B n d floats per chunk).
 _CHUNK = 50
+#: The bootstrap draws its replicates in stages of this many (each column's draws seeded by
+#: its contents and the stage), at least one stage.
+BOOTSTRAP_STAGE = 10
+#: The sequential bootstrap stops once the Bartlett-scaled p-value at both ends of the null
+#: mean's Monte Carlo interval (:data:`CLEAR_Z` standard errors) is at most CLEAR[0] (a
+#: dependence that no search's level, down to alpha / m for a million candidates at
+#: 0.05, misses) or at least CLEAR[1] (an independence at every level up to 0.25).
+CLEAR = (5e-8, 0.25)
+CLEAR_Z = 3.0
 
 
 def _canonical(codes) -> np.ndarray:
@@ -292,37 +329,119 @@ def _draw(rng, P, B: int) -> np.ndarray:
     return np.minimum((u[..., None] > cdf[None]).sum(axis=2), P.shape[1] - 1)
 
 
+def _crc(a) -> int:
+    return zlib.crc32(np.ascontiguousarray(a).tobytes())
+
+
+class PairBootstrap:
+    """The parametric bootstrap of :func:`pair_logit_lr` under its fitted null for one set
+    of strata ``g`` and continuous columns ``Zc`` (a batch's z), shared by the batch's
+    candidates: each stratum's basis [1, zc, zc zc'] once, and per column (x or y) its
+    fitted logit in each stratum, its draws and their own fits once (the target's serve
+    every candidate). A column's draws are seeded by its own contents in canonical codes
+    (with ``seed``, the strata and zc's columns in any order) and by the stage, so that the
+    replicates depend on neither the order of the levels, nor that of x and y or of zc's
+    columns, nor the candidates tested before; replicates come in stages of
+    :data:`BOOTSTRAP_STAGE` (module docstring)."""
+
+    def __init__(self, g, Zc, seed: int = 0):
+        g = _canonical(g)
+        order = np.argsort(g, kind="stable")
+        bounds = np.cumsum(np.bincount(g))[:-1]
+        self.strata = [idx for idx in np.split(order, bounds) if len(idx) >= 2]
+        self.F = [_quadratic_basis(Zc[idx]) for idx in self.strata]
+        self.key = [int(seed), _crc(g), *sorted(_crc(Zc[:, j]) for j in range(Zc.shape[1]))]
+        self.columns = {}
+
+    def _column(self, codes, role: int = 0):
+        c = _canonical(codes)
+        word = (_crc(c), role)
+        if word not in self.columns:
+            k = int(c.max()) + 1
+            self.columns[word] = {"k": k, "stages": {},
+                                  "fits": [_logit_fit(F, c[idx], k)
+                                           for F, idx in zip(self.F, self.strata)]}
+        return word, self.columns[word]
+
+    def _stage(self, word, column, s: int):
+        """The draws (one (R, n_s) array per stratum) of stage ``s`` and the column's own
+        maximized log-likelihoods on them (R,), summed over the strata."""
+        if s not in column["stages"]:
+            rng = np.random.default_rng([*self.key, *word, s])
+            draws = [_draw(rng, P, BOOTSTRAP_STAGE) for P, _ in column["fits"]]
+            own = sum(_replicate_logliks(F, d, coef)
+                      for F, d, (_, coef) in zip(self.F, draws, column["fits"]))
+            column["stages"][s] = (draws, own)
+        return column["stages"][s]
+
+    def replicates(self, cx, cy, s: int) -> np.ndarray:
+        """The statistic on the :data:`BOOTSTRAP_STAGE` data sets of stage ``s`` (R,)."""
+        wx, X = self._column(cx)
+        # a y identical to x (in canonical codes) is drawn apart from it, under the null
+        wy, Y = self._column(cy, role=int(_crc(_canonical(cy)) == wx[0]))
+        (dx, llx), (dy, lly) = self._stage(wx, X, s), self._stage(wy, Y, s)
+        ky = Y["k"]
+        pair = 0.0
+        for F, a, b, (_, bx), (_, by) in zip(self.F, dx, dy, X["fits"], Y["fits"]):
+            start = (bx[:, :, None] + by[:, None, :]).reshape(F.shape[1], X["k"] * ky)
+            pair = pair + _replicate_logliks(F, a * ky + b, start)  # the product law's
+        return np.maximum(2.0 * (pair - llx - lly), 0.0)
+
+    def null_moments(self, cx, cy, statistic: float, df: float, B: int,
+                     correction: str = "moments"):
+        """The bootstrap null mean and variance of the statistic of (x, y) and the draws
+        they took: stages of :data:`BOOTSTRAP_STAGE` replicates up to ``B``, stopped once
+        the p-value of ``correction`` is clear (:func:`_clear`)."""
+        reps = np.empty(0)
+        for s in range(int(np.ceil(B / BOOTSTRAP_STAGE))):
+            reps = np.concatenate([reps, self.replicates(cx, cy, s)])
+            if _clear(statistic, df, reps, correction):
+                break
+        return float(reps.mean()), float(reps.var(ddof=1)), len(reps)
+
+
+def bootstrap_pvalue(statistic, df, mean, var, correction: str = "moments"):
+    """The pair logit's p-value and log p-value from its bootstrap null mean (and
+    variance): ``"bartlett"``, the chi-square on df at statistic * df / mean (Bartlett 1937,
+    Rocke 1989); ``"moments"``, the scaled chi-square a chi2_f with that mean and variance
+    (a = var / (2 mean), f = 2 mean^2 / var; Satterthwaite 1946), as the Gaussian
+    configurations' exact moments. Also the df of the chi-square used."""
+    statistic, df, mean, var = (np.atleast_1d(np.asarray(v, dtype=np.float64))
+                                for v in (statistic, df, mean, var))
+    if correction == "moments":
+        f = np.where(var > 0, 2.0 * mean ** 2 / np.where(var > 0, var, 1.0), df)
+        scaled = statistic * f / mean
+    else:
+        f, scaled = df, statistic * df / mean
+    p, log_p = chi2_sf_logsf(scaled, np.ascontiguousarray(f))
+    return p, log_p, f
+
+
+def _clear(statistic: float, df: float, reps, correction: str = "moments") -> bool:
+    """Whether the bootstrap p-value (:func:`bootstrap_pvalue`) is settled with the
+    replicates ``reps`` drawn so far: at the ends of the mean's Monte Carlo interval
+    (:data:`CLEAR_Z` standard errors, the replicates' dispersion held) both p-values are
+    at least ``CLEAR[1]`` or both at most ``CLEAR[0]``, so that no level between those two
+    can see another decision with the remaining draws (module docstring)."""
+    if len(reps) < 2:
+        return False
+    mean, var = reps.mean(), reps.var(ddof=1)
+    se = np.sqrt(var / len(reps))
+    ends = np.array([max(mean - CLEAR_Z * se, 1e-12), mean + CLEAR_Z * se])
+    p = bootstrap_pvalue(np.full(2, statistic), np.full(2, float(df)), ends,
+                         var * (ends / mean) ** 2, correction)[0]
+    return bool(p[0] >= CLEAR[1] or p[1] <= CLEAR[0])
+
+
 def pair_logit_null_mean(cx, cy, g, Zc, B: int, seed: int = 0) -> float:
-    """The mean of :func:`pair_logit_lr` over ``B`` data sets drawn from the fitted null
-    model (the product of the logits of x and of y on [1, zc, zc zc'] in each stratum of
-    ``g``): the parametric bootstrap estimate of the statistic's null mean, from which its
-    Bartlett scaling (Rocke 1989). The draws use canonical codes and a seed from the
-    contents (``seed``, the codes of x and y in either order, the strata and zc's columns
-    in any order), so that the mean depends on neither the order of the levels nor that
-    of x and y or of zc's columns."""
-    cx, cy, g = _canonical(cx), _canonical(cy), _canonical(g)
-    words = sorted(zlib.crc32(np.ascontiguousarray(c).tobytes()) for c in (cx, cy))
-    if words[0] != zlib.crc32(np.ascontiguousarray(cx).tobytes()):
-        cx, cy = cy, cx  # the column of the smaller word is drawn first
-    columns = sorted(zlib.crc32(np.ascontiguousarray(Zc[:, j]).tobytes())
-                     for j in range(Zc.shape[1]))  # zc in any order
-    rng = np.random.default_rng([seed, *words, zlib.crc32(np.ascontiguousarray(g).tobytes()),
-                                 *columns])
-    kx, ky = int(cx.max()) + 1, int(cy.max()) + 1
-    G = int(g.max()) + 1
-    order = np.argsort(g, kind="stable")
-    bounds = np.cumsum(np.bincount(g, minlength=G))[:-1]
-    total = np.zeros(B)
-    for idx in np.split(order, bounds):  # strata by first appearance: order-free draws
-        if len(idx) < 2:
-            continue
-        F = _quadratic_basis(Zc[idx])
-        (Px, bx), (Py, by) = _logit_fit(F, cx[idx], kx), _logit_fit(F, cy[idx], ky)
-        xb, yb = _draw(rng, Px, B), _draw(rng, Py, B)
-        pair = (bx[:, :, None] + by[:, None, :]).reshape(F.shape[1], kx * ky)  # product law
-        total += 2.0 * (_replicate_logliks(F, xb * ky + yb, pair)
-                        - _replicate_logliks(F, xb, bx) - _replicate_logliks(F, yb, by))
-    return float(np.maximum(total, 0.0).mean())
+    """The mean of :func:`pair_logit_lr` over ``B`` (rounded up to whole stages) data sets
+    drawn from the fitted null model (the product of the logits of x and of y on [1, zc,
+    zc zc'] in each stratum of ``g``): the parametric bootstrap estimate of the statistic's
+    null mean, from which its Bartlett scaling (Rocke 1989); :class:`PairBootstrap`'s
+    draws, without the early stop."""
+    boot = PairBootstrap(g, Zc, seed)
+    stages = int(np.ceil(B / BOOTSTRAP_STAGE))
+    return float(np.concatenate([boot.replicates(cx, cy, s) for s in range(stages)]).mean())
 
 
 def pair_logit_lr(cx, kx: int, cy, ky: int, g, G: int, Zc) -> float:
@@ -357,11 +476,11 @@ class ConditionalGaussian(PermutableTest):
     ----------
     correction : {"moments", "bartlett", None}
         "moments" (default): the p-value of a scaled chi-square with the statistic's exact
-        null mean and variance in the Gaussian configurations; "bartlett": the chi-square
-        of the statistic scaled to its exact null mean; both scale the pair logit (discrete
-        x and y, a continuous z) to its parametric bootstrap null mean where its events
-        per parameter are few; None: the plain chi-square on bnlearn's df (module
-        docstring).
+        null mean and variance in the Gaussian configurations, and with its parametric
+        bootstrap's mean and variance for the pair logit (discrete x and y, a continuous
+        z) where its events per parameter are few; "bartlett": the chi-square of the
+        statistic scaled to its null mean (exact, or the bootstrap's); None: the plain
+        chi-square on bnlearn's df (module docstring).
     calibration, B, seed
         The chi-square (default) or permutations
         (:class:`~mbstat.ci.continuous._design.PermutableTest`).
@@ -381,7 +500,7 @@ class ConditionalGaussian(PermutableTest):
             raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
         self.correction = correction
         if correction is not None:
-            self.notes = {**self.notes, ASYMPTOTIC: _NOTES[correction] + _LOGIT_NOTE}
+            self.notes = {**self.notes, ASYMPTOTIC: _NOTES[correction] + _LOGIT_NOTE[correction]}
 
     def check(self, tester, columns) -> None:
         pass  # any kinds
@@ -403,7 +522,7 @@ class ConditionalGaussian(PermutableTest):
         # the observed strata (nan: no Gaussian fit, the plain chi-square)
         moments = np.full((len(cols), 2), np.nan)
         added = np.zeros(len(cols))
-        boot = np.full(len(cols), np.nan)  # the pair logit's bootstrap null mean
+        boot = np.full((len(cols), 2), np.nan)  # the pair logit's bootstrap mean, variance
         disc = np.array([is_discrete(ds, j) for j in cols], dtype=bool)
         cont_pos, disc_pos = np.flatnonzero(~disc), np.flatnonzero(disc)
         if not is_discrete(ds, y):
@@ -467,14 +586,16 @@ class ConditionalGaussian(PermutableTest):
                     Zc = column_values(ds, zc)
                     cy = ds.codes[:, y]
                     g, G = zd_strata()
+                    bootstrap = _lazy(lambda: PairBootstrap(g, Zc, self.seed))  # y's, shared
                     for i in disc_pos:  # one set of fits per candidate
                         x = cols[i]
                         cx = ds.codes[:, x]
                         stat[i] = pair_logit_lr(cx, ds.level_counts[x], cy, ky, g, G, Zc)
                         if self.correction is not None and stat[i] > 0 and \
                                 few_events(cx, ky, cy, g, 1 + q * (q + 3) // 2):
-                            boot[i] = pair_logit_null_mean(cx, cy, g, Zc,
-                                                           bootstrap_draws(df[i]), self.seed)
+                            boot[i] = bootstrap().null_moments(
+                                cx, cy, stat[i], df[i], bootstrap_draws(df[i]),
+                                self.correction)[:2]
                 else:  # all discrete: the G2 statistic within the strata of zd
                     g, G = zd_strata()
                     cy = ds.codes[:, y]
@@ -484,7 +605,7 @@ class ConditionalGaussian(PermutableTest):
         table = chi2_table(stat, df, n)
         if self.correction is not None:
             table = _bartlett(table, stat, moments, added, self.correction)
-            table = _bootstrap_bartlett(table, stat, df, boot)
+            table = _bootstrap_bartlett(table, stat, df, boot, self.correction)
         return table
 
 
@@ -516,16 +637,18 @@ def _continuous_pair_moments(counts, p: int, flat):
             (~flat).sum(axis=0).astype(float))
 
 
-def _bootstrap_bartlett(table, stat, df, boot):
-    """``table`` with the pair logit's p-values from the chi-square on df at stat * df /
-    mean, ``boot`` the statistic's bootstrap null mean (nan: the plain chi-square; Bartlett
-    1937, Rocke 1989)."""
+def _bootstrap_bartlett(table, stat, df, boot, correction):
+    """``table`` with the pair logit's p-values from its bootstrap null mean and variance
+    ``boot`` (k, 2) (nan: the plain chi-square) by :func:`bootstrap_pvalue`; under
+    ``"moments"`` the df reported is the scaled chi-square's f."""
 
-    use = np.isfinite(boot) & (boot > 0) & (stat > 0) & (df > 0)
+    mean, var = boot[:, 0], boot[:, 1]
+    use = np.isfinite(mean) & (mean > 0) & (stat > 0) & (df > 0)
     if use.any():
-        p, log_p = chi2_sf_logsf(stat[use] * df[use] / boot[use],
-                                 np.ascontiguousarray(df[use]))
+        p, log_p, f = bootstrap_pvalue(stat[use], df[use], mean[use],
+                                       np.nan_to_num(var[use]), correction)
         table["pvalue"][use], table["log_pvalue"][use] = p, log_p
+        table["df"][use] = f
     return table
 
 
