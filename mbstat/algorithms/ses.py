@@ -398,8 +398,8 @@ SES = Learner("ses", "ci", "statistically equivalent signatures (SES)", search=_
 @SES.front_end
 def ses(data, target, test="auto", alpha=0.05, *, max_k=3, max_boundaries=100,
         symmetry="none", selection="bonferroni", without_determining=False, backend=None,
-        candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None, na="raise", progress=None,
-        **test_args) -> EquivalentResult:
+        candidates=None, whitelist=None, blacklist=None, max_sx=None, discretize=None,
+        na="raise", progress=None, **test_args) -> EquivalentResult:
     """Statistically equivalent signatures (SES; Lagani et al. 2017, MXM's ``SES``).
 
     MMPC's max-min search (Tsamardinos et al. 2003) that keeps, for every variable it
