@@ -113,7 +113,8 @@ def _skewed(rng, n):
 @pytest.mark.slow
 def test_level_with_sparse_skewed_cells():
     # 200 nulls at 1,000 rows: a rate of 0.10 (2x) puts the Wilson interval above 0.05 with
-    # probability 0.9; the plain chi-square (24.5% in #31) fails on the same data sets.
+    # probability 0.79 (a level of 0.05 with 0.024); the plain chi-square (24.5% in #31)
+    # fails on the same data sets.
     # About 1 s of CPU per null (the bootstrap).
     rng = np.random.default_rng(31)
     k = 200
