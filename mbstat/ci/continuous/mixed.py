@@ -423,9 +423,9 @@ def _clear(statistic: float, df: float, reps, correction: str = "moments") -> bo
     (:data:`CLEAR_Z` standard errors, the replicates' dispersion held) both p-values are
     at least ``CLEAR[1]`` or both at most ``CLEAR[0]``, so that no level between those two
     can see another decision with the remaining draws (module docstring)."""
-    if len(reps) < 2:
-        return False
-    mean, var = reps.mean(), reps.var(ddof=1)
+    mean, var = reps.mean(), reps.var(ddof=1) if len(reps) > 1 else 0.0
+    if len(reps) < 2 or not mean > 0:
+        return False  # no spread yet, or a statistic the draws never move (plain chi-square)
     se = np.sqrt(var / len(reps))
     ends = np.array([max(mean - CLEAR_Z * se, 1e-12), mean + CLEAR_Z * se])
     p = bootstrap_pvalue(np.full(2, statistic), np.full(2, float(df)), ends,
