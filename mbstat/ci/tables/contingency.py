@@ -475,6 +475,7 @@ class _Canonical:
         self.rows = rows
         self.maps = {}
         self.columns = {}  # canonical codes of the columns read so far
+        self.full = None  # the whole code matrix relabelled (see matrix)
 
     @classmethod
     def of(cls, ds):
@@ -506,18 +507,23 @@ class _Canonical:
 
     def matrix(self, codes, xcols, y):
         """(code matrix, x columns, y column) for :func:`~mbstat.ci.tables._kernels.column_nulls`:
-        ``codes`` itself where the columns are canonical, else those columns relabelled
-        into a matrix of the same dtype and layout (and their positions there)."""
-        cols = np.unique(np.append(xcols, y))
+        ``codes`` itself where the columns are canonical, else the whole code matrix with
+        every column relabelled, of the same dtype and layout, made once per data set
+        (the tests' columns picked from it in place)."""
+        cols = np.array(sorted({*xcols.tolist(), int(y)}), dtype=np.int64)  # (np.unique's
+        # hash table costs ~1 ms even for a few columns)
         self.relabel(cols)
         if all(self.maps[int(j)] is None for j in cols):
             return codes, xcols, y
-        matrix = np.empty((codes.shape[0], len(cols)), dtype=codes.dtype, order="F")
-        for i, j in enumerate(cols):
-            matrix[:, i] = self.column(int(j))
-        matrix.flags.writeable = False  # the type (and compiled code) of the data's codes
-        return (matrix, np.searchsorted(cols, xcols).astype(np.int64),
-                int(np.searchsorted(cols, y)))
+        if self.full is None:
+            every = range(codes.shape[1])
+            self.relabel(every)
+            full = np.empty(codes.shape, dtype=codes.dtype, order="F")
+            for j in every:
+                full[:, j] = relabelled(codes[:, j], self.maps[j])
+            full.flags.writeable = False  # the type (and compiled code) of the data's codes
+            self.full = full
+        return self.full, xcols, y
 
 
 def semiparametric(statistic: float, permuted: np.ndarray, match: str = "mean+variance",
