@@ -182,16 +182,23 @@ def _pair_3x3(rng, n, alt=False):
     return pd.DataFrame({**cols, "zc": Z[:, 0], "zc2": Z[:, 1]})
 
 
-def _pair_2x4_skewed(rng, n, alt=False):
-    """x of 2 levels and y of 4 skewed levels (about 75 / 15 / 7 / 3%), each a logit of its
+def _pair_2x4_rarer(rng, n, alt=False):
+    """:func:`_pair_2x4_skewed` with rarer levels: y's base probabilities 86 / 9 / 3.5 /
+    1.5% (about 83 / 11 / 4 / 2% of the rows), x about 25% ones (a plain chi-square
+    rejecting about 70% of nulls)."""
+    return _pair_2x4_skewed(rng, n, alt, y_levels=(0.86, 0.09, 0.035, 0.015), x_shift=1.4)
+
+
+def _pair_2x4_skewed(rng, n, alt=False, y_levels=(0.75, 0.15, 0.07, 0.03), x_shift=0.3):
+    """x of 2 levels and y of 4 skewed levels (about 72 / 17 / 7 / 4%), each a logit of its
     own in a continuous column zc and a 3-level discrete zd, independent given them (the
     pair logit at 27 df: 3 strata of zd, [1, zc, zc^2] per logit; the rarest cells of (x, y)
     hold a few rows per stratum at 1,000 rows). The #31 scenario where the pair logit's
     plain chi-square rejected 24.5% of nulls."""
     zd = rng.integers(0, 3, n)
     zc = rng.normal(size=n)
-    x = (rng.random(n) < 1 / (1 + np.exp(0.3 - 0.8 * zc - 0.4 * (zd - 1)))).astype(int)
-    eta = (np.log([0.75, 0.15, 0.07, 0.03])[None, :] + np.outer(zc, [0, 0.6, -0.5, 0.8])
+    x = (rng.random(n) < 1 / (1 + np.exp(x_shift - 0.8 * zc - 0.4 * (zd - 1)))).astype(int)
+    eta = (np.log(y_levels)[None, :] + np.outer(zc, [0, 0.6, -0.5, 0.8])
            + np.outer(zd - 1, [0, 0.3, 0.4, -0.3]))
     P = np.exp(eta)
     P /= P.sum(axis=1, keepdims=True)
@@ -217,6 +224,8 @@ def levels_section(reps, sizes, seed, only=None, tests_only=None):
     scenarios = [*vignette.SCENARIOS, ("discrete pair 3x3, 2 cont z", _pair_3x3,
                                        vignette.MIXED),
                  ("discrete pair 2x4 skewed, zd + 1 cont z", _pair_2x4_skewed,
+                  vignette.MIXED, [1000]),
+                 ("discrete pair 2x4 rarer levels, zd + 1 cont z", _pair_2x4_rarer,
                   vignette.MIXED, [1000])]
     rows = []
     for name, make, tests, *own_sizes in scenarios:
