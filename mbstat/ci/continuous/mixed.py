@@ -48,7 +48,7 @@ declared configurations, 1 when there is none) and its continuous part zc (``q``
   the scaled chi-square resolves them; why two moments by default: where the rarest
   cells hold a few rows, the statistic's null law is wider than a chi-square of the same
   mean (replicates' variance 1.2-1.3 times 2 mean^2 / df), and the mean alone left the
-  tail liberal there. B = 800 / df within [20, 400] (the mean's relative
+  tail liberal there. B = 800 / df within [50, 400] (the mean's relative
   Monte Carlo error near 5%), drawn in stages of :data:`BOOTSTRAP_STAGE` (10) and stopped
   after a stage once the scaled p-value is clear: at both ends of the mean's Monte Carlo
   interval (3 standard errors) at most 5e-8 or at least 0.25 (:data:`CLEAR`), so that no
@@ -65,12 +65,12 @@ declared configurations, 1 when there is none) and its continuous part zc (``q``
   Measured (``benchmarks/mixed_tests.py --sections levels``): 3 x 3 given two
   continuous columns at 200 rows, 15% -> 7.5% [4.6, 12.0] of 200 nulls; 2 x 4 skewed
   levels given a 3-level discrete and one continuous column at 1,000 rows (27 df),
-  about 24% -> 2.5% [1.1, 5.7] of 200 nulls (the mean alone: 5.0% of 200 others; 6.5%
-  [3.8, 10.8] where the rarest levels are rarer, the two moments 4.0% [2.0, 7.7]); the
-  user guide's "Choosing a test" has the table. Cost: IAMB with mi-cg on every node of
-  ``make_mixed_network(500)``, 9.5 s of CPU against 14.9 s with the former bootstrap
-  (50 draws at least, one stream per pair) and 1.7 s for the plain chi-square (one run,
-  2 cores at load 15-17; the same blankets). What is left of it is the replicates' pair
+  about 24% -> 3.0% [1.4, 6.4] of 200 nulls; with rarer levels (plain 71%) 7.5% [4.6,
+  12.0] of 200 (on 200 others with 50 draws each: the mean alone 6.5% [3.8, 10.8], the two
+  moments 4.0% [2.0, 7.7]); the user guide's "Choosing a test" has the table. Cost (open):
+  IAMB with mi-cg on every node of ``make_mixed_network(500)``, 14.6 s of CPU against
+  14.9-15.1 s before the stages and the shared draws and 1.6 s for the plain chi-square
+  (2 shared cores at load 5-17; the same blankets). The time is in the replicates' pair
   fits where the logit has near as many coefficients as rows (their Newton iterations
   crawl through quasi-separation). ``correction=None`` keeps the plain chi-square.
 
@@ -227,13 +227,14 @@ def _multinomial_loglik(F, codes) -> float:
     return float(fit_logit(F[None], Y)[0][0])
 
 
-#: Draws of the parametric bootstrap whose mean scales the pair logit's statistic (module
-#: docstring): B = 800 / df within [20, 400], so that the mean's relative Monte Carlo error,
+#: Draws of the parametric bootstrap whose moments refer the pair logit's statistic (module
+#: docstring): B = 800 / df within [50, 400], so that the mean's relative Monte Carlo error,
 #: about sqrt(2 r / (df B)) (r, the replicates' variance over a chi-square's, near 1.2), is
-#: near 5% from 1 to 48 df and under it above (400 / df, 7%, failed the oracle test on a
-#: CG network: tests/test_mi_cg_networks.py); the floor was 50 until the draws came in
-#: stages with an early stop, 2% at 80 df for the cost of 2.5 times the draws.
-BOOTSTRAP_B = (800, 20, 400)
+#: near 5% (400 / df, 7%, failed the oracle test on a CG network:
+#: tests/test_mi_cg_networks.py). A floor of 20 draws let the variance's error (about 28% at
+#: 30 draws) through to the two-moment p-value: 12% [7.0, 19.8] of 100 nulls with rarer
+#: levels (benchmarks/mixed_tests.py --scenarios rarer).
+BOOTSTRAP_B = (800, 50, 400)
 #: The pair logit keeps its plain chi-square where every stratum's rarest observed cell of
 #: (x, y) has at least this many rows per coefficient of a logit on [1, zc, zc zc'].
 EVENTS_PER_PARAMETER = 20
