@@ -621,3 +621,37 @@ def test_tree_models_read_the_draws_from_their_split_intervals(model, monkeypatc
     slow = crt._held_out_losses(*args)
     assert fast[0] == slow[0] and len(fast[1]) == len(slow[1]) == 300
     np.testing.assert_allclose(fast[1], slow[1], rtol=1e-9)
+
+
+@pytest.mark.parametrize("model", ["xgboost", "tree", LOGIT])
+def test_value_losses_equal_predicting_every_row_at_every_value(model):
+    """The tabulated losses of a few-valued x (each held-out row predicted at each value,
+    the rows whose x already holds the value read from the observed prediction) equal,
+    bit for bit, predicting all m (values + 1) rows (issue 27)."""
+    if model == "xgboost":
+        pytest.importorskip("xgboost")
+    from mbstat.ci.models.crt import _value_losses
+    from mbstat.ci.models.estimators import per_sample_loss
+
+    rng = np.random.default_rng(11)
+    n = 400
+    z = rng.normal(size=n)
+    x = rng.integers(0, 3, size=n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(z + x - 1)))).astype(int)
+    ds = as_dataset(pd.DataFrame({"x": pd.Categorical(x), "z": z, "y": y}))
+    eng = CRTEngine(ds, 2, model=model, folds=2, repeats=1, B=7, seed=3)
+    cols = np.concatenate([eng.groups[0], eng.groups[1]])
+    X = np.ascontiguousarray(eng.X[:, cols])
+    xpos = np.flatnonzero(np.isin(cols, eng.groups[0]))
+    test, train = np.flatnonzero(eng.parts[0] == 0), np.flatnonzero(eng.parts[0] != 0)
+    types = [eng.types[c] for c in cols]
+    fitted = eng.learner.fit(X[train], eng.labels[train], 1, types if "c" in types else None)
+    Xt, yt = X[test], eng.y[test]
+    uniq = np.unique(X[:, xpos], axis=0)
+    assert len(uniq) == 3
+    Xu = np.repeat(Xt[None], len(uniq) + 1, axis=0)
+    Xu[1:, :, xpos] = uniq[:, None, :]
+    every = per_sample_loss(eng.learner.predict(fitted, Xu.reshape(-1, Xt.shape[1])),
+                            np.tile(yt, len(uniq) + 1), "classification").reshape(-1, len(yt))
+    assert np.array_equal(_value_losses(eng.learner, "classification", fitted, Xt, xpos, yt,
+                                        uniq), every)

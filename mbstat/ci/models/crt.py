@@ -719,10 +719,7 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
     values, which, base = (*drawn, None)[:3]
     uniq, inverse = _distinct_rows(values) if base is None else (None, None)
     if uniq is not None:  # few values: predict each held-out row once per value
-        Xu = np.repeat(Xt[None], len(uniq) + 1, axis=0)  # the observed x, then each value
-        Xu[1:, :, xpos] = uniq[:, None, :]
-        pred = learner.predict(fitted, Xu.reshape(-1, Xt.shape[1]))
-        loss = per_sample_loss(pred, np.tile(yt, len(uniq) + 1), task).reshape(-1, m)
+        loss = _value_losses(learner, task, fitted, Xt, xpos, yt, uniq)
         if which.ndim == 1:  # shuffles within strata, summed as they are drawn
 
             order, starts = _strata_order(which)
@@ -780,6 +777,28 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
                                    np.tile(yt, len(w)), task)
         return loss.reshape(len(w), m).sum(axis=1)
     return _sequential_sums(B, observed, early, max(1, _CHUNK_ROWS // max(m, 1)), chunk)
+
+
+def _value_losses(learner, task, fitted, Xt, xpos, yt, uniq) -> np.ndarray:
+    """(1 + len(uniq), m) per-row held-out losses: with the observed x, then with x set to
+    each of the values ``uniq``. A row whose x already equals the value is the observed row
+    and keeps its loss (the model predicts a row alone), so only the other rows are
+    predicted, in one call: m (len(uniq)) rows, not m (len(uniq) + 1) (a binary x: two
+    thirds)."""
+    m = len(yt)
+    own = Xt[:, xpos]
+    moved = [np.flatnonzero((own != u[None, :]).any(axis=1)) for u in uniq]
+    counts = np.array([len(r) for r in moved], dtype=np.intp)
+    rows = np.concatenate([np.arange(m), *moved])
+    Xu = Xt[rows]  # a copy: the observed rows, then the rows each value moves
+    Xu[m:, xpos] = np.repeat(uniq, counts, axis=0)
+    found = per_sample_loss(learner.predict(fitted, Xu), yt[rows], task)
+    found = found.get() if hasattr(found, "get") else np.asarray(found)
+    loss = np.repeat(found[None, :m], len(uniq) + 1, axis=0)
+    ends = m + np.cumsum(counts)
+    for k, r in enumerate(moved):
+        loss[k + 1, r] = found[ends[k] - counts[k]:ends[k]]
+    return loss
 
 
 def _sequential_sums(B: int, observed: float, early: int, most: int, chunk) -> tuple:
