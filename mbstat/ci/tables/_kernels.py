@@ -1238,6 +1238,47 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
 
 
 @njit(cache=True, nogil=True)
+def _table_drawable(table, rz, rx, ry, nx, ny, dense_min):  # pragma: no cover - compiled
+    """Whether :func:`_table_null` can serve the counted ``table`` (z, x, y): False where a
+    stratum must be shuffled, checked from the margins before any moments are formed (the
+    permutations would form them again): a permuted stratum larger than 2 x 2 (see
+    :func:`_stratum_kind`) with ``dense_min`` <= 0, or one whose statistics are constant
+    under the law (one row per x or per y level; :func:`_table_moments` refuses those).
+    ``nx``, ``ny``: work space (rx,), (ry,)."""
+    cells = rx * ry
+    for s in range(rz):
+        off = s * cells
+        nx[:] = 0
+        ny[:] = 0
+        for a in range(rx):
+            for b in range(ry):
+                c = table[off + a * ry + b]
+                nx[a] += c
+                ny[b] += c
+        big_n = 0
+        r = 0
+        x_top = 0
+        for a in range(rx):
+            if nx[a] > 0:
+                big_n += nx[a]
+                r += 1
+                x_top = max(x_top, nx[a])
+        c_levels = 0
+        y_top = 0
+        for b in range(ry):
+            if ny[b] > 0:
+                c_levels += 1
+                y_top = max(y_top, ny[b])
+        if r < 2 or c_levels < 2 or (r == 2 and c_levels == 2):
+            continue
+        if dense_min > 0.0 and big_n >= dense_min * r * c_levels:
+            continue
+        if dense_min <= 0.0 or x_top == 1 or y_top == 1:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail,
                 addrs):  # pragma: no cover - compiled
     """:func:`permutation_statistics` from the counted table (z, x, y) alone, no sorting,
@@ -1264,6 +1305,8 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail,
     which = np.empty(rz, np.int64)
     out = np.empty((B + 1, 2))
     h = 0
+    if not _table_drawable(table, rz, rx, ry, nx, ny, dense_min):
+        return out, moments, False, np.full(2, np.nan)
     g = 0.0
     xs = 0.0
     part_const = 0.0

@@ -408,6 +408,8 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
 def _table_moments(a, b, big_n, clogc, moments, g2_address):  # pragma: no cover - compiled
     """:func:`table_moments`, :func:`_g2_moments` called through its address ``g2_address``
     (:data:`G2_MOMENTS`: compiled once, not again inside every caller)."""
+    if a.max() == 1 or b.max() == 1:  # one row per x (or y) level: one table up to the
+        return False  # order of its lines, G2 and X2 constant (no moments to fit)
     g_mean, g_var = _CALL_G2_MOMENTS(g2_address)(a, b, big_n, clogc)
     x_mean, x_var = _x2_moments(a, b, big_n)
     if not (g_var > 1e-9 * max(1.0, g_mean) and x_var > 1e-9 * max(1.0, x_mean)):
