@@ -1238,6 +1238,19 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
 
 
 @njit(cache=True, nogil=True)
+def _stratum_margins(table, off, rx, ry, nx, ny):  # pragma: no cover - compiled
+    """The x and y margins of the stratum at ``table[off:off + rx * ry]`` into ``nx``,
+    ``ny``."""
+    nx[:] = 0
+    ny[:] = 0
+    for a in range(rx):
+        for b in range(ry):
+            c = table[off + a * ry + b]
+            nx[a] += c
+            ny[b] += c
+
+
+@njit(cache=True, nogil=True)
 def _table_drawable(table, rz, rx, ry, nx, ny, dense_min):  # pragma: no cover - compiled
     """Whether :func:`_table_null` can serve the counted ``table`` (z, x, y): False where a
     stratum must be shuffled, checked from the margins before any moments are formed (the
@@ -1248,13 +1261,7 @@ def _table_drawable(table, rz, rx, ry, nx, ny, dense_min):  # pragma: no cover -
     cells = rx * ry
     for s in range(rz):
         off = s * cells
-        nx[:] = 0
-        ny[:] = 0
-        for a in range(rx):
-            for b in range(ry):
-                c = table[off + a * ry + b]
-                nx[a] += c
-                ny[b] += c
+        _stratum_margins(table, off, rx, ry, nx, ny)
         big_n = 0
         r = 0
         x_top = 0
@@ -1313,13 +1320,7 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail,
     part_n = 0.0
     for s in range(rz):
         off = s * cells
-        nx[:] = 0
-        ny[:] = 0
-        for a in range(rx):
-            for b in range(ry):
-                c = table[off + a * ry + b]
-                nx[a] += c
-                ny[b] += c
+        _stratum_margins(table, off, rx, ry, nx, ny)
         big_n = np.int64(0)  # int64 from the start: a literal 0 would make numba compile
         r = np.int64(0)  # the callees once more for it while it types the loop
         inv_x = 0.0
