@@ -624,10 +624,12 @@ def test_tree_models_read_the_draws_from_their_split_intervals(model, monkeypatc
 
 
 @pytest.mark.parametrize("model", ["xgboost", "tree", LOGIT])
-def test_value_losses_equal_predicting_every_row_at_every_value(model):
+@pytest.mark.parametrize("discrete_z", [False, True])
+def test_value_losses_equal_predicting_every_row_at_every_value(model, discrete_z):
     """The tabulated losses of a few-valued x (each held-out row predicted at each value,
-    the rows whose x already holds the value read from the observed prediction) equal,
-    bit for bit, predicting all m (values + 1) rows (issue 27)."""
+    the rows whose x already holds the value read from the observed prediction, each
+    distinct row predicted once: a discrete z repeats rows) equal, bit for bit, predicting
+    all m (values + 1) rows (issue 27)."""
     if model == "xgboost":
         pytest.importorskip("xgboost")
     from mbstat.ci.models.crt import _value_losses
@@ -635,7 +637,7 @@ def test_value_losses_equal_predicting_every_row_at_every_value(model):
 
     rng = np.random.default_rng(11)
     n = 400
-    z = rng.normal(size=n)
+    z = rng.integers(0, 2, size=n).astype(float) if discrete_z else rng.normal(size=n)
     x = rng.integers(0, 3, size=n)
     y = (rng.random(n) < 1 / (1 + np.exp(-(z + x - 1)))).astype(int)
     ds = as_dataset(pd.DataFrame({"x": pd.Categorical(x), "z": z, "y": y}))
