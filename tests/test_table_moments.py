@@ -126,3 +126,39 @@ def test_a_point_mass_is_left_to_the_permutations():
     assert not table_moments(ones, np.array([2, 1], dtype=np.int64), 3, clogc_table(3),
                              moments)
     assert not moments.any()
+
+
+@pytest.mark.parametrize("a, b", [([1, 1, 1, 1, 1], [3, 2]), ([4, 2], [1, 1, 1, 1, 1, 1]),
+                                  ([1] * 7, [2, 2, 3])])
+def test_one_row_per_level_is_refused_before_fitting(a, b):
+    """A stratum with one row per x (or per y) level has one table up to the order of its
+    lines: G2 = 2 (N log N - sum b log b) (or with a), X2 = N (c - 1) (or r - 1), every
+    permutation the same; refused (left to the permutations), nothing added."""
+    a, b = np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
+    moments = np.zeros(4)
+    assert not table_moments(a, b, int(a.sum()), clogc_table(int(a.sum())), moments)
+    assert not moments.any()
+
+
+def test_counted_table_gives_way_where_a_stratum_is_a_point_mass():
+    """Strata 2 x 2 (served by the counted table) beside one of one row per x level: the
+    test is served by the shuffle path, and its numbers are permutation_statistics' on the
+    sorted rows (the counted table forms nothing first)."""
+    from mbstat.ci.tables import _kernels as K
+
+    rng = np.random.default_rng(3)
+    z = np.repeat([0, 1, 2], [30, 30, 4])
+    x = np.concatenate([rng.integers(0, 2, 60), [0, 1, 2, 3]])
+    y = np.concatenate([rng.integers(0, 2, 60), [0, 1, 1, 0]])
+    clogc = K.clogc_table(len(x))
+    tail = np.array([np.nan, 0.0, 0.0, 0.0])
+    out, moments, found = K._one_null(x, y, z, 20, np.uint64(5), 20.0, clogc, tail)
+    setup = K.permutation_setup(x, y, z, 4, 2, 3)
+    ref, ref_moments = K.permutation_statistics(*setup, 20, np.uint64(5), 20.0, clogc,
+                                                K._addresses())
+    assert np.isnan(found).all()
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(moments, ref_moments)
+    # the 2 x 2 strata's exact moments; the point mass permuted: G2 = 2 (4 log 4 - 4 log 2)
+    assert moments[2] > 0.0
+    np.testing.assert_allclose(out[1:, 0], 8.0 * math.log(2.0), rtol=1e-12)
