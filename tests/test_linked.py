@@ -76,21 +76,20 @@ print(json.dumps({"hits": sum(sum(c.dispatcher.stats.cache_hits.values())
 """
 
 
-@pytest.mark.slow
-def test_the_callees_load_from_the_cache_in_a_new_process(tmp_path):
-    """A second process finds every callee in numba's cache (no compile) and gets the same
-    numbers: the cached callers hold no address of this process. Slow: the first process
-    compiles the calibration's kernels (about 40 s of CPU)."""
-    env = {**{k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"},
-           "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+def test_the_callees_load_from_the_cache_in_a_new_process():
+    """A new process finds every callee in numba's cache (no compile) and gets the same
+    numbers as the next one: the cached callers hold no address of the process that compiled
+    them. Numba's own cache of the package is used (the suite's earlier tests, or the first
+    process here, compile the calibration's kernels into it), so that only a cold checkout
+    pays that compile once."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
     runs = []
     for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", CHILD], env=env, cwd=tmp_path,
+        proc = subprocess.run([sys.executable, "-c", CHILD], env=env,
                               capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stderr[-2000:]
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     first, second = runs
-    assert first["misses"] > 0
     assert second["misses"] == 0 and second["hits"] > 0
     assert second["out"] == first["out"] and second["moments"] == first["moments"]
     np.testing.assert_array_equal(second["found"], first["found"])
