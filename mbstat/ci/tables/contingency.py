@@ -523,6 +523,7 @@ class _Canonical:
                 full[:, j] = relabelled(codes[:, j], self.maps[j])
             full.flags.writeable = False  # the type (and compiled code) of the data's codes
             self.full = full
+            self.columns = {j: full[:, j] for j in every}  # views: one copy in all
         return self.full, xcols, y
 
 
