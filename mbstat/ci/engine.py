@@ -241,35 +241,29 @@ class CITester:
                     self.elapsed += perf_counter() - t0
                     return xkeys, yi, zkey, self._values[row:row + 1].copy()
             return self._answer_one(xkeys, code, yi, zkey, phase, t0)
-        single = all(len(xk) == 1 for xk in xkeys)
-        one = (np.arange(len(xkeys)) if single else
-               np.array([i for i, xk in enumerate(xkeys) if len(xk) == 1], dtype=np.int64))
+        if all(len(xk) == 1 for xk in xkeys):  # single columns given as positions or 1-tuples
+            return self._answer_columns([xk[0] for xk in xkeys], yi, zkey, phase, t0)
+        one = np.array([i for i, xk in enumerate(xkeys) if len(xk) == 1], dtype=np.int64)
         xpos = np.fromiter((xkeys[i][0] for i in one.tolist()), dtype=np.int64, count=len(one))
         codes = self._pair_codes(xpos, yi)
         index = self._pairs.get(zkey)
         rows = np.full(len(xkeys), -1, dtype=np.int64)
         if index is not None:
             rows[one] = index.find(codes)
-        if not single:
-            joint = [i for i, xk in enumerate(xkeys) if len(xk) > 1]
-            rows[joint] = [self._joint.get((xkeys[i], yi, zkey), -1) for i in joint]
+        joint = [i for i, xk in enumerate(xkeys) if len(xk) > 1]
+        rows[joint] = [self._joint.get((xkeys[i], yi, zkey), -1) for i in joint]
         todo_pos = np.flatnonzero(rows < 0)
         self.n_cache_hits += len(rows) - len(todo_pos)
         if len(todo_pos):
             todo = [xkeys[i] for i in todo_pos.tolist()]
             fresh, new = self._run_tests(todo, yi, zkey, phase)
-            if single:
-                self._pairs.setdefault(zkey, _PairIndex()).add(codes[todo_pos], new)
-                self._log.append((xpos[todo_pos].astype(np.int32), yi, zkey, new[0], phase))
-            else:
-                fresh_one = np.array([len(xk) == 1 for xk in todo])
-                if fresh_one.any():
-                    where = np.searchsorted(one, todo_pos[fresh_one])  # their place in one
-                    self._pairs.setdefault(zkey, _PairIndex()).add(codes[where],
-                                                                   new[fresh_one])
-                self._joint.update(((xk, yi, zkey), int(r)) for xk, r in zip(todo, new)
-                                   if len(xk) > 1)
-                self._log.append((todo, yi, zkey, new[0], phase))
+            fresh_one = np.array([len(xk) == 1 for xk in todo])
+            if fresh_one.any():
+                where = np.searchsorted(one, todo_pos[fresh_one])  # their place in one
+                self._pairs.setdefault(zkey, _PairIndex()).add(codes[where], new[fresh_one])
+            self._joint.update(((xk, yi, zkey), int(r)) for xk, r in zip(todo, new)
+                               if len(xk) > 1)
+            self._log.append((todo, yi, zkey, new[0], phase))
             if len(todo_pos) == len(rows):
                 self.elapsed += perf_counter() - t0
                 return xkeys, yi, zkey, fresh

@@ -361,12 +361,9 @@ class CIResult:
     @property
     def independent(self) -> bool:
         """Decision at ``alpha``: True when independence is not rejected (:func:`decide`)."""
-        batch = self.batch
-        alpha = batch.query.alpha
-        if alpha is None:
-            return bool(decide(np.nan, ASYMPTOTIC, alpha))  # decide says why
-        table = batch.table  # decide's rule on the row's two numbers, as Python floats
-        return table.item(0, _CALIBRATION) == SKIPPED or table.item(0, _PVALUE) > alpha
+        table = self.batch.table  # the row's two numbers as Python floats: no numpy scalars
+        return bool(decide(table.item(0, _PVALUE), table.item(0, _CALIBRATION),
+                           self.batch.query.alpha))
 
     def __reduce__(self):  # rebuilt through __init__: arrays stay read-only
         return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
