@@ -179,10 +179,12 @@ def evidence_determinism_notes(ds, target: str, evidence: pd.DataFrame, notes=()
     if ds is None or not ds.n_rows or not len(evidence) or \
             any("deterministic" in n for n in notes):
         return ()
-    if not (np.abs(evidence["statistic"].to_numpy()) <= 1e-9).any():  # the common case
+    zero = np.abs(np.asarray(evidence["statistic"], dtype=np.float64)) <= 1e-9
+    if not zero.any():  # the common case
         return ()
-    rows = evidence[(evidence["decision"] == "exclude") & (evidence["z"] != "")
-                    & (evidence["statistic"].abs() <= 1e-9) & ~evidence["skipped"]]
+    rows = evidence[(np.asarray(evidence["decision"]) == "exclude")
+                    & (np.asarray(evidence["z"]) != "") & zero
+                    & ~np.asarray(evidence["skipped"], dtype=bool)]
     if not len(rows):
         return ()
     pairs = []

@@ -231,8 +231,8 @@ class Evidence:
     """The evidence of a search as arrays, one entry per candidate (members first); called,
     the evidence table (``MBResult.evidence``, a DataFrame indexed by feature). Picklable.
 
-    ``evidence[name]`` gives one column (:class:`_Column`, an array) without building the
-    table; ``evidence[mask]`` (a boolean array or Series) the table's rows."""
+    ``evidence[name]`` gives one column (a copy, an array) without building the table;
+    ``evidence[mask]`` (a boolean array or Series) the table's rows."""
 
     order: tuple
     decision: np.ndarray
@@ -256,7 +256,7 @@ class Evidence:
 
     def __getitem__(self, key):
         if isinstance(key, str):
-            return self._column(key).copy().view(_Column)
+            return self._column(key).copy()
         mask = np.asarray(key.to_numpy() if isinstance(key, pd.Series) else key, dtype=bool)
         return self()[mask]
 
@@ -264,14 +264,3 @@ class Evidence:
         data = {name: self._column(name).copy() for name in EVIDENCE_COLUMNS}
         return pd.DataFrame(data, index=pd.Index(list(self.order), name="feature"), copy=False)
 
-
-class _Column(np.ndarray):
-    """One column of :class:`Evidence` read without the table: an array that also answers
-    the two Series methods the learners' notes use (``to_numpy``, ``abs``), at the cost of
-    an array rather than a Series (a pandas Series costs more to make than a search step)."""
-
-    def to_numpy(self) -> np.ndarray:
-        return np.asarray(self)
-
-    def abs(self) -> np.ndarray:
-        return np.abs(np.asarray(self))

@@ -338,10 +338,6 @@ class SelectionResult:
             object.__setattr__(self, name, value)
         return value
 
-    def _built_tests(self) -> pd.DataFrame:
-        """The tests log, built (:meth:`_built`)."""
-        return self._built("tests")
-
     def __repr__(self) -> str:
         shown = ", ".join(self.selected[:8]) + (", ..." if len(self.selected) > 8 else "")
         flag = "" if self.complete else ", incomplete"

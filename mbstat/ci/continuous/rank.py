@@ -281,6 +281,8 @@ class InfluenceMoments:
         self.n, self.p = ranks.shape
         self._ranks = ranks
         self.grades = np.asfortranarray((ranks - (self.n + 1.0) / 2.0) / self.n)
+        self._spread = (ranks.max(axis=0) > ranks.min(axis=0) if self.n  # non-constant
+                        else np.zeros(self.p, dtype=bool))
         self._tails: dict = {}
         self._pairs: OrderedDict = OrderedDict()
         self._cap = max(16, INFLUENCE_CACHE // (8 * max(self.n, 1)))
@@ -289,15 +291,7 @@ class InfluenceMoments:
 
     def usable(self, cols) -> bool:
         """Whether no column of ``cols`` is constant (there the rows decide, as before)."""
-        spread = self._spread()
-        return bool(spread[list(cols)].all())
-
-    def _spread(self):
-        hit = self.__dict__.get("_spread_cache")
-        if hit is None:
-            r = self._ranks
-            hit = self._spread_cache = r.max(axis=0) > r.min(axis=0)
-        return hit
+        return bool(self._spread[list(cols)].all())
 
     def _tail(self, a: int):
         """(order of column a's rows by decreasing rank, each row's tail end in it)."""
