@@ -105,6 +105,10 @@ class CITester:
         self._check_needed = not (self.test_obj.kind == "discrete"
                                   and "continuous" not in self.dataset.kinds
                                   and type(self.test_obj).check is CITest.check)
+        # a test that answers one question in one call (``single``: a contingency test's
+        # compiled path), where no check and no per-test rows are needed
+        self._single = (getattr(self.test_obj, "single", None)
+                        if not self._check_needed and not self.rows_column else None)
 
     # ----------------------------------------------------------- data access
     @property
@@ -291,9 +295,17 @@ class CITester:
     def _answer_one(self, xkeys, code: int, yi: int, zkey: tuple, phase: str, t0: float):
         """:meth:`_answer` of one test of one column not in the cache (pair ``code``): the
         same check, store, index, log and counts as the batch path, without its arrays."""
-        fresh, new = self._run_tests(xkeys, yi, zkey, phase)
-        self._pairs.setdefault(zkey, _PairIndex()).add_one(code, int(new[0]))
-        self._log.append((np.array(xkeys[0], dtype=np.int32), yi, zkey, new[0], phase))
+        fresh = None if self._single is None else self._single(self, xkeys[0][0], yi, zkey)
+        if fresh is None:
+            fresh, new = self._run_tests(xkeys, yi, zkey, phase)
+            row = int(new[0])
+        else:  # the test's one-call path: its (1, width) row, stored as _run_tests does
+            row = self._store_one(fresh, phase)
+        index = self._pairs.get(zkey)
+        if index is None:
+            index = self._pairs[zkey] = _PairIndex()
+        index.add_one(code, row)
+        self._log.append((xkeys, yi, zkey, row, phase))
         self.elapsed += perf_counter() - t0
         return xkeys, yi, zkey, fresh
 
@@ -360,6 +372,24 @@ class CITester:
             self._values = grown
         self._values[used:used + k] = fresh
         return np.arange(used, used + k, dtype=np.int64)
+
+    def _store_one(self, fresh: np.ndarray, phase: str) -> int:
+        """:meth:`_run_tests`' bookkeeping of one test's row ``fresh`` (1, width): stored,
+        counted, shown; returns its position."""
+        if fresh.shape != (1, self._width):
+            raise ValueError(f"test {self.test_name!r} returned a row of shape "
+                             f"{fresh.shape}; expected (1, {self._width})")
+        used = self.n_tests
+        if used == len(self._values):
+            grown = np.empty((max(2 * used, 1024), self._width))
+            grown[:used] = self._values[:used]
+            self._values = grown
+        self._values[used] = fresh[0]
+        self.n_tests = used + 1
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix_str(phase, refresh=False)
+        return used
 
     def _overlap(self, xkeys, yi, zkey):
         """Raise for the first x that shares a variable with y or z."""

@@ -230,15 +230,43 @@ class ContingencyTest(CITest):
             empty = np.broadcast_to(empty, len(out))
             out[empty, 0], out[empty, 2:5], out[empty, 5] = 0.0, (1.0, 0.0, 0.0), SKIPPED
             flagged = np.count_nonzero(out[:, 5] == SEMIPARAMETRIC)
-        if self.calibration in ("semiparametric", "permutation"):
-            self._calibrate(tester, xs, y, z, out,
-                            np.flatnonzero((out[:, 5] != SKIPPED) & (out[:, 1] > 0)))
-        elif flagged:  # "auto" flagged the tables where the chi-square cannot be trusted
-            self._calibrate(tester, xs, y, z, out, np.flatnonzero(out[:, 5] == SEMIPARAMETRIC))
+        self._calibrated(tester, xs, y, z, out, flagged)
         if getattr(tester, "rows_column", False):  # each test's rows: column "n"
             return np.column_stack([out, np.broadcast_to(rows, len(out))]).view(
                 _TABLE_N).reshape(len(out))
         return out.view(_TABLE).reshape(len(out))
+
+    def _calibrated(self, tester, xs, y, z, out, flagged) -> None:
+        """Calibrate the rows of ``out`` (k, 6) that need it: every test performed under
+        the semiparametric and Monte Carlo calibrations, the ``flagged`` ones under
+        "auto" (tables where the chi-square cannot be trusted)."""
+        if self.calibration in ("semiparametric", "permutation"):
+            self._calibrate(tester, xs, y, z, out,
+                            np.flatnonzero((out[:, 5] != SKIPPED) & (out[:, 1] > 0)))
+        elif flagged:
+            self._calibrate(tester, xs, y, z, out, np.flatnonzero(out[:, 5] == SEMIPARAMETRIC))
+
+    def single(self, tester, x: int, y: int, z: tuple):
+        """The results (1, 6) of one test of column ``x`` against y given z (positions) in
+        one compiled call (:func:`~mbstat.ci.tables._query.single_test`), the numbers of
+        :meth:`batch`; None where that path is needed (data in partitions or keeping
+        missing cells, another backend, or more cells than the rows fill densely)."""
+        ds = tester.dataset
+        if ds.missing is not None or ds.partitioned or tester.xp is not np:
+            return None
+        query = _query()
+        bits = ds.level_bits
+        out, flagged = query.single_test(
+            ds.codes.T, _NO_BITS if bits is None else bits, x, y,
+            np.array(z, dtype=np.int64), ds.cardinalities, _all_rows(ds.n_rows),
+            int(self.stat == "x2"), self.df_rule == "adjusted",
+            -1.0 if self.min_per_cell is None else float(self.min_per_cell),
+            TRUST_MIN_PER_CELL if self.calibration == "auto" else -1.0, TRUST_MAX_BIAS, CHI2)
+        if flagged < 0:
+            return None
+        if flagged or self.calibration in ("semiparametric", "permutation"):
+            self._calibrated(tester, [(x,)], y, z, out, flagged)
+        return out
 
     def _calibrate(self, tester, xs, y, z, out, todo) -> None:
         """Replace the asymptotic p-values of the rows ``todo`` of ``out`` by the
@@ -404,6 +432,22 @@ class ContingencyTest(CITest):
                                              self._dense_min(), self._tails(row, moments)[0])
         return tuple(self._p_values(row, null[None], found[None], n, tail[None],
                                     np.asarray(moments, dtype=np.float64))[0])
+
+
+_QUERY = None
+#: Level bitmaps of a data set that has none (:func:`~mbstat.ci.tables._query.single_test`
+#: then scatters the rows).
+_NO_BITS = np.zeros((0, 0, 0), dtype=np.uint64)
+
+
+def _query():
+    """The one-test kernel's module (numba imported on first use, as :func:`_kernels`)."""
+    global _QUERY
+    if _QUERY is None:
+        from . import _query as query  # deferred: compiled on the first single test
+
+        _QUERY = query
+    return _QUERY
 
 
 #: Tests permuted by one compiled call (bounds the gathered columns: chunk x rows).

@@ -1,0 +1,134 @@
+"""The one-call path of a single contingency test (issue #25): the same tables and results as
+the batch kernels and as a plain numpy count, on every layout the kernel branches on."""
+from __future__ import annotations
+
+import itertools
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mbstat
+from mbstat.ci.engine import CITester
+from mbstat.ci.tables import _query
+
+
+def frame(n, levels, seed):
+    rng = np.random.default_rng(seed)
+    data = {}
+    for j, card in enumerate(levels):  # skewed levels: empty and heavy strata both occur
+        p = rng.dirichlet(np.full(card, 0.6))
+        data[f"v{j}"] = pd.Categorical(rng.choice(card, n, p=p), categories=range(card))
+    return pd.DataFrame(data)
+
+
+def reference_table(codes, cards, x, y, z):
+    """The flat (z, x, y) table by numpy: z in mixed radix, first slowest."""
+    code = np.zeros(codes.shape[1], dtype=np.int64)
+    for j in z:
+        code = code * cards[j] + codes[j]
+    code = (code * cards[x] + codes[x]) * cards[y] + codes[y]
+    cells = int(np.prod([cards[j] for j in (*z, x, y)]))
+    return np.bincount(code, minlength=cells)
+
+
+@pytest.mark.parametrize("n", [2, 37, 63, 64, 65, 1000, 4099])
+def test_tree_and_scatter_count_the_numpy_table(n):
+    """Both counting kernels against numpy, tails of the last bitmap word included: x and
+    y of 1-4 levels (the tree's specialized passes and its general one), up to four z."""
+    levels = (2, 3, 4, 1, 3, 2, 4, 5)
+    ds = mbstat.as_dataset(frame(n, levels, seed=n))
+    codes, cards, bits = ds.codes.T, ds.cardinalities, ds.level_bits
+    rng = np.random.default_rng(n)
+    for size in range(5):
+        for _ in range(12):
+            x, y, *z = rng.choice(len(levels), 2 + size, replace=False).tolist()
+            zcols = np.array(z, dtype=np.int64)
+            want = reference_table(codes, cards, x, y, z)
+            tree = np.zeros(len(want), np.int64)
+            _query._tree_table(bits, n, x, y, zcols, cards, tree)
+            scatter = np.zeros(len(want), np.int64)
+            _query._scatter_table(codes, x, y, zcols, cards, scatter)
+            np.testing.assert_array_equal(tree, want)
+            np.testing.assert_array_equal(scatter, want)
+
+
+TESTS = [("g2", {}), ("g2", {"calibration": "asymptotic"}), ("x2", {}), ("g2-adf", {}),
+         ("x2-adf", {}), ("g2", {"min_per_cell": 5}), ("sp-g2", {"B": 20}),
+         ("mc-x2", {"B": 50})]
+
+
+@pytest.mark.parametrize("test, args", TESTS)
+@pytest.mark.parametrize("n, levels", [
+    (300, (3, 2, 4, 3, 6, 2)),
+    (2000, (2, 3, 2, 4, 3, 3)),
+    (150, (3, 20, 2, 5, 2, 1)),  # 20 levels: past the bitmaps, the scatter
+    (60, (4, 4, 4, 4, 4, 4)),  # more cells than 4 n: the batch path's unique()
+])
+def test_single_tests_equal_the_batch_path(test, args, n, levels):
+    """Every field of every row bit for bit, and the same logs, against a tester whose
+    single tests go through the batch path (one candidate)."""
+    df = frame(n, levels, seed=n)
+    fast, batch = CITester(df, test, **args), CITester(df, test, **args)
+    assert fast._single is not None
+    batch._single = None
+    rng = np.random.default_rng(len(levels) + n)
+    names = list(df.columns)
+    for size in range(4):
+        for _ in range(6):
+            x, y, *z = rng.choice(names, 2 + size, replace=False).tolist()
+            a, b = fast.test(x, y, z), batch.test(x, y, z)
+            np.testing.assert_array_equal(a.batch.table, b.batch.table)
+            assert not a.batch.table.flags.writeable
+            assert fast.test(y, x, z).batch.table.tolist() == a.batch.table.tolist()  # cache
+    pd.testing.assert_frame_equal(fast.log, batch.log)
+    assert fast.n_tests == batch.n_tests and fast.calibrations == batch.calibrations
+    assert pickle.loads(pickle.dumps(fast.log_builder()))().equals(fast.log)
+
+
+def test_single_test_matches_a_hand_computed_g2():
+    """G2 = 2 sum c log(c n_z / (n_xz n_yz)) and bnlearn's df, from the counts by hand."""
+    df = frame(500, (3, 2, 3), seed=7)
+    got = CITester(df, "g2", calibration="asymptotic").test("v0", "v1", ["v2"])
+    x, y, z = (df[c].cat.codes.to_numpy() for c in ("v0", "v1", "v2"))
+    g2 = 0.0
+    for s in range(3):
+        t = np.array([[np.sum((x == a) & (y == b) & (z == s)) for b in range(2)]
+                      for a in range(3)], dtype=float)
+        e = t.sum(1, keepdims=True) * t.sum(0, keepdims=True) / t.sum()
+        g2 += 2 * np.sum(t[t > 0] * np.log(t[t > 0] / e[t > 0]))
+    assert got.statistic == pytest.approx(g2, rel=1e-12)
+    assert got.df == (3 - 1) * (2 - 1) * 3
+    from scipy.stats import chi2
+
+    assert got.pvalue == pytest.approx(chi2.sf(g2, 6), rel=1e-10)
+
+
+def test_the_general_path_answers_where_the_one_call_path_does_not():
+    """Missing cells (test-wise deletion) and continuous columns leave single tests to the
+    batch path; a test without ``single`` (fisher_z) is untouched."""
+    df = frame(400, (3, 2, 3, 2), seed=3)
+    holes = df.copy()
+    holes.loc[::7, "v2"] = np.nan
+    pairwise = CITester(holes, "g2", na="pairwise")
+    assert pairwise._single is None
+    assert pairwise.test("v0", "v1", ["v2"]).n < 400
+    rng = np.random.default_rng(0)
+    numbers = pd.DataFrame(rng.normal(size=(300, 3)), columns=list("abc"))
+    assert CITester(numbers, "fisher_z")._single is None
+    kept = CITester(holes, "g2", na="drop")
+    assert kept.dataset.missing is None and kept._single is not None
+    assert kept.test("v0", "v1", ("v2", "v3")).n == kept.n
+
+
+@pytest.mark.parametrize("size", range(4))
+def test_single_tests_in_any_order_give_the_same_rows(size):
+    """The compiled path has no state between tests: shuffled queries, same rows."""
+    df = frame(700, (2, 3, 4, 3, 2, 3, 4), seed=size)
+    names = list(df.columns)
+    queries = [tuple(q) for q in itertools.islice(itertools.combinations(names, 2 + size), 40)]
+    first, second = CITester(df), CITester(df)
+    rows = {q: first.test(q[0], q[1], q[2:]).batch.table.tolist() for q in queries}
+    for q in reversed(queries):
+        assert second.test(q[0], q[1], q[2:]).batch.table.tolist() == rows[q]
