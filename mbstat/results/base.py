@@ -313,6 +313,8 @@ class SelectionResult:
         for name in LAZY_FIELDS:  # compare the tables, not their builders
             if name in self.__dataclass_fields__:
                 self._built(name), other._built(name)
+        if "trace" not in self.__dataclass_fields__:  # (FSDMS, PPFS: no steps to compare)
+            return fields_equal(self, other, ignore=("elapsed",))
         return (fields_equal(self, other, ignore=("elapsed", "trace"))
                 and values_equal(_timeless(self.trace), _timeless(other.trace)))
 
