@@ -24,3 +24,14 @@ def test_fsdms_results_compare_by_value(corral):
     w1 = mbstat.wfsdms(corral, "class", cv=3, seed=1)
     w2 = mbstat.wfsdms(corral, "class", cv=3, seed=1)
     assert w1 == w2
+
+
+@pytest.mark.parametrize("column", [pd.date_range("2020-01-01", periods=12, freq="h"),
+                                    pd.to_timedelta(np.arange(12), unit="s")])
+def test_date_and_time_columns_are_refused_by_name(column):
+    # a datetime64 column became a discrete variable with one level per instant, silently
+    data = pd.DataFrame({"a": np.arange(12.0), "when": column})
+    with pytest.raises(TypeError, match="column 'when' holds dates or times"):
+        mbstat.as_dataset(data)
+    with pytest.raises(TypeError, match="'when'"):
+        mbstat.iamb(data, "a")

@@ -36,7 +36,8 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None,
         are its columns. In an object column numpy scalars count as the
         Python values they hold (``np.int64(2)`` is an int) and numbers are
         encoded as in a typed column (floats, or ints mixed with floats, are
-        continuous); other mixes of types are refused. Column labels become
+        continuous); other mixes of types are refused, and so are date and time
+        columns (datetime64, timedelta64). Column labels become
         text (``str``) and must stay distinct. A ``dask.dataframe.DataFrame``, or
         the path of a directory of Parquet files, gives a
         :class:`PartitionedDataset`: the rows stay in their partitions on the

@@ -185,6 +185,11 @@ def _encode_column(name, col: pd.Series, discretize):
 def _encode_observed(name, col: pd.Series, discretize):
     """Return (codes or floats, levels, kind) for a column without missing values."""
     dtype = col.dtype
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        # (as objects they would become a discrete variable with a level per instant)
+        raise TypeError(f"column {name!r} holds dates or times ({dtype}), which are neither "
+                        "categories nor numbers; convert it (e.g. to periods as a categorical, "
+                        "or to float seconds) or drop it")
     if pd.api.types.is_bool_dtype(dtype):
         return col.to_numpy(bool).astype(np.int64), (False, True), DISCRETE
     if pd.api.types.is_integer_dtype(dtype):
