@@ -202,6 +202,8 @@ def make_parity(n_vars: int, n_samples: int, noise: float = 0.1, bit_p: float = 
         dis_p = rng.random(n_dis)
     else:
         dis_p = np.asarray(distractor_p, dtype=np.float64)
+        if not (np.isfinite(dis_p).all() and (dis_p >= 0).all() and (dis_p <= 1).all()):
+            raise ValueError(f"distractor_p must lie in [0, 1]; got {distractor_p!r}")
         if dis_p.ndim == 0:
             dis_p = np.full(n_dis, float(dis_p))
         if dis_p.shape != (n_dis,):
@@ -209,8 +211,6 @@ def make_parity(n_vars: int, n_samples: int, noise: float = 0.1, bit_p: float = 
                 f"distractor_p must be a number or have one entry per distractor "
                 f"({n_dis}); got shape {dis_p.shape}"
             )
-        if not (np.isfinite(dis_p).all() and (dis_p >= 0).all() and (dis_p <= 1).all()):
-            raise ValueError(f"distractor_p must lie in [0, 1]; got {distractor_p!r}")
     bits = (rng.random((n_samples, 3)) < bit_p).astype(np.int64)
     flip = (rng.random(n_samples) < noise).astype(np.int64)
     x1 = np.bitwise_xor.reduce(bits, axis=1) ^ flip

@@ -35,3 +35,13 @@ def test_date_and_time_columns_are_refused_by_name(column):
         mbstat.as_dataset(data)
     with pytest.raises(TypeError, match="'when'"):
         mbstat.iamb(data, "a")
+
+
+def test_make_parity_checks_distractor_p_without_distractors():
+    # with n_vars = 4 there are no distractors, and any distractor_p passed (2, NaN)
+    from mbstat.datasets import make_parity
+
+    for bad in (2.0, float("nan"), [-0.5]):
+        with pytest.raises(ValueError, match="distractor_p"):
+            make_parity(4, 10, seed=0, distractor_p=bad)
+    assert make_parity(4, 10, seed=0, distractor_p=0.5).shape == (10, 4)
