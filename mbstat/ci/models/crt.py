@@ -279,7 +279,10 @@ class CRTEngine(LOCOEngine):
         self._drawn_as_levels = {}  # continuous column -> drawn among its values?
         self._data = dataset  # the sampler's view (kinds, codes, numbers); kept when pickled
         self._models = OrderedDict()
-        self._level_cache = {}  # data columns -> _levels(columns)
+        self._level_cache = {}
+        #: Stop a test's parts at the first that reaches the least p-value a part can take
+        #: (its early stop's); False draws every part (tests compare the two).
+        self.staged = True  # data columns -> _levels(columns)
 
     def set_level(self, alpha: float) -> None:
         """The level the early stop serves (:func:`early_draws`; none when B is smaller)."""
@@ -374,9 +377,12 @@ class CRTEngine(LOCOEngine):
         rng = np.random.default_rng([self.draw_seed, self.dataset_width, len(z), *z])
         early = early_draws(self.alpha, 1)
         early = early if early < self.B else 0
-        null = np.empty((self.B, len(xs)))
+        null = np.zeros((self.B, len(xs)))
         tol = TIES * np.abs(observed)
         extreme = np.zeros(len(xs), dtype=np.int64)
+        made = np.zeros(len(xs), dtype=np.intp)  # draws made for each x (until its stop)
+        open_ = np.ones(len(xs), dtype=bool)
+        active, reduce = np.arange(len(xs)), reduction  # the columns the histograms refit
         done = 0
         while done < self.B:  # until every x has met a stop
             if G > 1:  # within strata: rows sorted by stratum, then by a random key
@@ -384,26 +390,30 @@ class CRTEngine(LOCOEngine):
                 perm[order] = order[np.lexsort((rng.random(n), sorted_strata))]
             else:
                 perm = rng.permutation(n)
-            null[done] = reduction(ys[perm])
-            extreme += null[done] >= observed - tol
+            if np.count_nonzero(open_) <= 3 * len(active) // 4:  # refit the open x only
+                active = np.flatnonzero(open_)
+                reduce = histogram_reductions(cells[:, active], self.n_classes if classes else 0)
+            null[done, active] = reduce(ys[perm])
+            made[open_] = done + 1
+            extreme[active] += null[done, active] >= observed[active] - tol[active]
             done += 1
-            open_ = extreme < SEQUENTIAL_EXTREMES
-            if early and done >= early:
-                first = (null[:early] >= observed[None, :] - tol[None, :]).any(axis=0)
-                open_ &= first
+            open_ &= extreme < SEQUENTIAL_EXTREMES
+            if early and done == early:
+                idx = np.flatnonzero(open_)
+                open_[idx] = (null[:early, idx] >= observed[idx] - tol[idx]).any(axis=0)
             if not open_.any():
                 break
         u = rng.random(len(xs))
         out = []
-        for j in range(len(xs)):
-            p = sequential_pvalue(-observed[j], -null[:done, j], u[j], early)
-            increase = (observed[j] - float(null[:done, j].mean())) / n
+        for j in range(len(xs)):  # each x's p-value and increase from its own draws
+            p = sequential_pvalue(-observed[j], -null[:made[j], j], u[j], early)
+            increase = (observed[j] - float(null[:made[j], j].mean())) / n
             out.append((p, p, math.log(p), increase, np.array([p])))
         return out
 
     # ---------------------------------------------------------------- one test
     def _test(self, x, z):
-        features = sorted(set(x) | set(z))
+        features = tuple(sorted(set(x) | set(z)))
         cols = np.concatenate([self.groups[c] for c in features])
         X = np.ascontiguousarray(self.X[:, cols])
         types = [self.types[c] for c in cols]
@@ -414,53 +424,71 @@ class CRTEngine(LOCOEngine):
         # conditioning set and part, the same for every x tested given that z
         shared = np.random.default_rng([self.draw_seed, self.dataset_width, len(z), *z])
         draw = self._sampler(x, z, X[:, xpos])
-        models = self._models_of(tuple(features), X, types)
+        models = self._models_of(features)
+        # the least p-value a part can take: its early stop's (every other part's is larger)
+        clear = 1.0 / (self.early + 1) if self.early else -1.0
+        done, wave = [], max(1, self.n_jobs)
 
-        def parts():  # drawn here, in order, from one stream: the same whatever n_jobs
-            for r, part in enumerate(self.parts):
-                for k in range(self.folds):
-                    test = np.flatnonzero(part == k)
-                    drawn = draw(test, self.B, rng)
-                    own = int(rng.integers(0, 2**31 - 1))
-                    common = int(shared.integers(0, 2**31 - 1))
-                    seed = common if np.ndim(drawn[1]) == 1 else own
-                    yield (self.learner, self.task, self.B, models[r][k], X[test], xpos,
-                           self.y[test], drawn, seed, rng.random(), self.early)
+        def task(r, k):  # drawn here, in part order, from one stream: the same whatever n_jobs
+            test = np.flatnonzero(self.parts[r] == k)
+            drawn = draw(test, self.B, rng)
+            own = int(rng.integers(0, 2**31 - 1))
+            common = int(shared.integers(0, 2**31 - 1))
+            seed = common if np.ndim(drawn[1]) == 1 else own
+            return (self.learner, self.task, self.B, models[r, k], X[test], xpos,
+                    self.y[test], drawn, seed, rng.random(), self.early)
 
-        done = self._map(_part_pvalue, parts())
-        pvalues = [p for p, _ in done]
-        least = min(pvalues)
-        p = min(1.0, len(pvalues) * least)
+        for r in range(self.repeats):  # a split at a time, its parts in waves of n_jobs
+            for lo in range(0, self.folds, wave):
+                keys = [(r, k) for k in range(lo, min(lo + wave, self.folds))]
+                self._fit(features, X, types, models, keys)
+                done += self._map(_part_pvalue, [task(*key) for key in keys])
+                if self.staged and any(p <= clear for p, _ in done):
+                    break
+            if self.staged and any(p <= clear for p, _ in done):  # p is J / (early + 1)
+                done = done[:next(i for i, (p, _) in enumerate(done) if p <= clear) + 1]
+                break
+        J = self.repeats * self.folds
+        pvalues = np.full(J, np.nan)
+        pvalues[:len(done)] = [p for p, _ in done]
+        least = float(np.nanmin(pvalues))
+        p = min(1.0, J * least)
         increase = float(np.mean([d for _, d in done]))
-        return least, p, math.log(p), increase, np.array(pvalues)
+        return least, p, math.log(p), increase, pvalues
 
     def _map(self, fn, tasks) -> list:
         """``fn(*task)`` of each task, on ``n_jobs`` threads or processes (in order)."""
-        if self.n_jobs == 1:
+        if self.n_jobs == 1 or len(tasks) == 1:
             return [fn(*t) for t in tasks]
         from joblib import Parallel, delayed
 
         backend = "threading" if self.parallel == "threads" else "loky"
-        # tasks made as workers free up: n_jobs parts' draws in memory, not 2 n_jobs
-        return Parallel(n_jobs=self.n_jobs, backend=backend, pre_dispatch="n_jobs")(
+        return Parallel(n_jobs=min(self.n_jobs, len(tasks)), backend=backend)(
             delayed(fn)(*t) for t in tasks)
 
-    def _models_of(self, features: tuple, X, types):
-        """The fitted models of each split and part on ``features`` (kept for the next
-        tests on the same columns: a shrink phase tests every member in one model)."""
+    def _models_of(self, features: tuple) -> dict:
+        """The fitted models on ``features`` so far, by (split, part): kept for the next tests
+        on the same columns (a shrink phase tests every member in one set of models), and
+        fitted as the tests need them (:meth:`_fit`)."""
         models = self._models.get(features)
         if models is None:
-            fits = self._map(self.learner.fit, (
-                (X[part != k], self.labels[part != k], int(self.fit_seeds[r, k]), types)
-                for r, part in enumerate(self.parts) for k in range(self.folds)))
-            models = [fits[r * self.folds:(r + 1) * self.folds] for r in range(self.repeats)]
-            self.n_fits += self.repeats * self.folds
-            if self.device_used is None:
-                self.device_used = self.learner.device_of(models[0][0])
-            self._models[features] = models
+            models = self._models[features] = {}
             while len(self._models) > _MODELS:
                 self._models.popitem(last=False)
         return models
+
+    def _fit(self, features, X, types, models, keys) -> None:
+        """Fit the models of the (split, part) ``keys`` not yet in ``models``."""
+        keys = [key for key in keys if key not in models]
+        if not keys:
+            return
+        fits = self._map(self.learner.fit, [
+            (X[self.parts[r] != k], self.labels[self.parts[r] != k], int(self.fit_seeds[r, k]),
+             types) for r, k in keys])
+        models.update(zip(keys, fits))
+        self.n_fits += len(keys)
+        if self.device_used is None:
+            self.device_used = self.learner.device_of(fits[0])
 
     @property
     def dataset_width(self) -> int:
@@ -497,11 +525,18 @@ class CRTEngine(LOCOEngine):
             # on one BLAS thread: its small products lose to the threads' start-up and, on a
             # busy machine, to their waits (2,400 x 41, 3 levels, 2 cores at load 14: 0.15 s
             # against 2.0 s with OpenBLAS's 2 threads)
+            # on the distinct rows of (z, x), weighted by their counts: the same likelihood
+            # (a discrete z repeats rows: ALARM's shrink tests 2-17x fewer rows), and the
+            # probabilities of each distinct z, read back by row
+            rows, counts, _ = _weighted_rows(np.column_stack([design, code]))
+            zrows, _, z_of = _weighted_rows(design)
             with threadpool_limits(limits=1, user_api="blas"):
                 model = LogisticRegression(C=100.0, solver="newton-cholesky",
-                                           fit_intercept=False, max_iter=100).fit(design, code)
-                prob = np.zeros((len(code), G))
-                prob[:, model.classes_] = model.predict_proba(design)
+                                           fit_intercept=False, max_iter=100).fit(
+                    rows[:, :-1], rows[:, -1].astype(np.intp), sample_weight=counts)
+                prob = np.zeros((len(zrows), G))
+                prob[:, model.classes_] = model.predict_proba(zrows)
+            prob = prob[z_of]
 
             def draw(test, B, rng):  # drawn when read, as far as the stops read
                 return levels, _LevelDraws(np.cumsum(prob[test], axis=1), B,
@@ -588,6 +623,16 @@ class CRTEngine(LOCOEngine):
                 codes, G = self._levels((j,))[1:]
                 blocks.append((codes[:, None] == np.arange(1, G)[None, :]).astype(np.float64))
         return np.hstack(blocks)
+
+
+def _weighted_rows(values) -> tuple:
+    """The distinct rows of ``values`` (byte for byte, in np.unique's order), their counts
+    and the index of each row among them."""
+    keys = np.ascontiguousarray(values).view(
+        np.dtype((np.void, values.dtype.itemsize * values.shape[1]))).reshape(-1)
+    _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    return values[first], counts.astype(np.float64), inverse.reshape(-1)
 
 
 class _LevelDraws:
@@ -1066,7 +1111,9 @@ class CRTResult(ModelResult):
     Extra attributes
     ----------------
     part_pvalues : ndarray (folds * repeats,)
-        The p-value of each held-out part (read-only), combined by Bonferroni.
+        The p-value of each held-out part (read-only), combined by Bonferroni; NaN for the
+        parts after one that stopped early (the least p-value a part can take: the test's
+        p-value is then J / (early + 1) whatever the others).
     model, task, device : str
     folds, repeats, B : int
     seed : int or None
@@ -1089,8 +1136,9 @@ class CRTResult(ModelResult):
             "(x drawn given z raises the held-out loss)",
             f"model: {self.model} on {self.device}; {plural(self.repeats, 'split')} into "
             f"{self.folds} parts, B = {self.B} draws of x given z per part; seed {self.seed}",
-            f"held-out parts' p-values: min {parts.min():.4g}, median "
-            f"{float(np.median(parts)):.4g}, max {parts.max():.4g}",
+            f"held-out parts' p-values ({int(np.isfinite(parts).sum())} of {len(parts)} "
+            f"drawn): min {np.nanmin(parts):.4g}, median {float(np.nanmedian(parts)):.4g}, "
+            f"max {np.nanmax(parts):.4g}",
             "sample estimates:",
             f"mean held-out {self.loss} increase per row under the draws: "
             f"{self.increase:.6g}",
