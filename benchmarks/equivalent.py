@@ -25,6 +25,14 @@
    everything: the blanket is not minimal), so "the graph's blanket among the boundaries"
    cannot hold; the benchmark gives, beside the data's figures, the population's: equal
    sets of boundaries per node, the members reading, the best F1.
+4. Agreement with MXM's SES (optional, ``--mxm``: needs R with MXM installed; CI never
+   does): the same CSVs through MXM's ``SES(target, dataset, max_k, threshold, test)``
+   and :func:`mbstat.ses` with MXM's rule (``selection="none"``); ``gSquare`` beside
+   ``test="g2", calibration="asymptotic"`` (hailfinder 5,000 rows, a few targets; a
+   random binary DAG with three relabeled copies) and ``testIndLogistic`` beside
+   ``test="reg-lr"`` (the binary DAG). Per case: the selected variables, the queues
+   (classes) and the signatures equal or not, and the largest difference of the kept
+   log p-values of the selected variables.
 
     python benchmarks/equivalent.py --quick     # 20 DAGs, hailfinder 5,000 rows
     python benchmarks/equivalent.py             # 100 DAGs, hailfinder 5,000 and 20,000 rows
@@ -34,8 +42,12 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
+import json
 import os
 import random
+import shutil
+import subprocess
+import tempfile
 import time
 
 import numpy as np
@@ -158,6 +170,121 @@ def population(net, targets=None) -> dict:
     return out
 
 
+#: MXM's SES on the cases of :func:`mxm_agreement` (R; ``Rscript MXM_SCRIPT spec.json``):
+#: per case its selected variables, queues and signatures (by name), and the univariate
+#: log p-values (``univ$pvalue``), written as JSON.
+MXM_SCRIPT = r"""
+suppressPackageStartupMessages(library(MXM))
+spec <- jsonlite::fromJSON(commandArgs(TRUE)[1], simplifyVector = FALSE)
+for (case in spec) {
+  d <- read.csv(case$csv, check.names = FALSE)
+  y <- d[[case$target]]
+  x <- d[, setdiff(names(d), case$target), drop = FALSE]
+  x <- as.matrix(x); y <- as.numeric(y)  # gSquare: codes 0..k-1
+  t0 <- proc.time()[["elapsed"]]
+  r <- SES(y, x, max_k = case$max_k, threshold = case$threshold, test = case$test)
+  secs <- proc.time()[["elapsed"]] - t0
+  nm <- colnames(x)
+  sigs <- lapply(seq_len(nrow(r@signatures)), function(i) nm[r@signatures[i, ]])
+  out <- list(selected = nm[r@selectedVars], queues = lapply(r@queues, function(q) nm[q]),
+              signatures = sigs, univ_names = nm, univ_logp = as.numeric(r@univ$pvalue),
+              seconds = secs)
+  jsonlite::write_json(out, case$out, digits = NA)
+}
+"""
+
+
+def _mxm_available() -> str:
+    """"" when Rscript and MXM are here, else why not."""
+    if shutil.which("Rscript") is None:
+        return "Rscript not found"
+    ok = subprocess.run(["Rscript", "-e", "quit(status = !requireNamespace('MXM', quietly = "
+                         "TRUE))"], capture_output=True)
+    return "" if ok.returncode == 0 else "the R package MXM is not installed"
+
+
+def mxm_cases(quick: bool = False) -> list:
+    """(name, data, target, MXM's test, mbstat's test arguments) of the MXM comparison:
+    hailfinder 5,000 rows (seed 1) with gSquare, and a random binary DAG of 20 nodes
+    (seed 7, 2,000 rows) with three columns recoded under new names (``X_c``: 1 - X),
+    with gSquare. Targets: the hailfinder nodes of :data:`NINE` that
+    are not a recoding's source plus the first nodes of the network; in the DAG, the
+    children of the copied nodes and the first nodes."""
+    g2 = {"test": "g2", "calibration": "asymptotic"}
+    hail = sample_network("hailfinder", 5000, seed=1)
+    hail_targets = ["CombVerMo", "CapChange", "ScenRelAMCIN", *load_network("hailfinder")
+                    .nodes[:3 if quick else 9]]
+    net = random_dag(20, seed=7, max_parents=3)
+    dag = net.sample(2000, seed=7)
+    rng = random.Random(7)
+    copied = rng.sample(list(net.nodes), 3)
+    for v in copied:
+        dag[f"{v}_c"] = (1 - dag[v].astype(int)).astype("category")
+    kids = [c for v in copied for c in net.nodes if v in net.parents[c]]
+    dag_targets = list(dict.fromkeys([*kids, *net.nodes[:4 if quick else 10]]))
+    cases = [("hailfinder", hail, t, "gSquare", g2) for t in dict.fromkeys(hail_targets)]
+    cases += [("dag20+3", dag, t, "gSquare", g2) for t in dag_targets]
+    return cases
+
+
+def _observed(data: pd.DataFrame) -> pd.DataFrame:
+    return data.apply(lambda c: c.astype("category").cat.remove_unused_categories())
+
+
+def mxm_agreement(quick: bool = False, max_k: int = 3, threshold: float = 0.05):
+    """MXM's SES beside :func:`mbstat.ses` (``selection="none"``, MXM's rule) on the cases
+    of :func:`mxm_cases`: per case, equal selected variables, equal queues (mbstat's
+    ``classes``, as sets), equal signatures (``boundaries``, as sets), the largest
+    |difference| of the univariate log p-values (MXM's ``univ$pvalue`` against
+    :func:`mbstat.ci_test_batch` with mbstat's test) and both run times. Returns (frame,
+    "") or (None, why not)."""
+    why = _mxm_available()
+    if why:
+        return None, why
+    cases = mxm_cases(quick)
+    with tempfile.TemporaryDirectory() as tmp:
+        spec, paths = [], {}
+        for i, (name, data, target, test, _) in enumerate(cases):
+            if name not in paths:  # the observed levels (Rfast counts distinct values)
+                paths[name] = os.path.join(tmp, f"{name}.csv")
+                _observed(data).apply(lambda c: c.cat.codes).to_csv(paths[name], index=False)
+            spec.append({"csv": paths[name], "target": target, "test": test, "max_k": max_k,
+                         "threshold": threshold, "out": os.path.join(tmp, f"{i}.json")})
+        with open(os.path.join(tmp, "spec.json"), "w") as f:
+            json.dump(spec, f)
+        with open(os.path.join(tmp, "ses.R"), "w") as f:
+            f.write(MXM_SCRIPT)
+        done = subprocess.run(["Rscript", os.path.join(tmp, "ses.R"),
+                               os.path.join(tmp, "spec.json")], capture_output=True, text=True)
+        if done.returncode:
+            return None, "MXM's SES failed: " + done.stderr.strip()[-500:]
+        rows = []
+        for (name, data, target, test, args), sp in zip(cases, spec):
+            with open(sp["out"]) as f:
+                mx = json.load(f)
+            codes = _observed(data)
+            start = time.perf_counter()
+            res = mbstat.ses(codes, target, alpha=threshold, max_k=max_k, selection="none",
+                             progress=False, **args)
+            secs = time.perf_counter() - start
+            queues = {frozenset(q) for q in mx["queues"]}
+            sigs = {frozenset(s) for s in mx["signatures"]} if mx["selected"] else set()
+            batch = mbstat.ci_test_batch(codes, mx["univ_names"], target, **args)
+            dlogp = np.max(np.abs(np.asarray(batch.log_pvalue, float)
+                                  - np.asarray(mx["univ_logp"], float)))
+            rows.append((name, target, test, "; ".join(sorted("{" + ", ".join(sorted(q)) + "}"
+                                                           for q in queues)),
+                         set(mx["selected"]) == set(res.blanket),
+                         queues == {frozenset(c) for c in res.classes},
+                         sigs == {frozenset(b) for b in res.boundaries}, len(sigs),
+                         float(dlogp), float(mx["seconds"][0]), secs))
+    frame = pd.DataFrame(rows, columns=["data", "target", "test", "MXM queues",
+                                        "same selected", "same queues", "same signatures",
+                                        "signatures", "max |dlog p| univariate", "MXM s",
+                                        "mbstat s"])
+    return frame, ""
+
+
 def _best(boundaries, truth) -> float:
     return max(blanket_scores(b, truth)["F1"] for b in boundaries)
 
@@ -226,14 +353,28 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--dags", type=int, default=None, help="0: no oracle DAGs")
     parser.add_argument("--rows", default=None, help="comma-separated hailfinder sizes")
+    parser.add_argument("--mxm", action="store_true",
+                        help="compare SES with MXM's (needs R and MXM; skipped otherwise)")
     parser.add_argument("--no-population", action="store_true",
                         help="skip the oracle TIE* on hailfinder (about 1-3 minutes)")
     args = parser.parse_args(argv)
     n_dags = args.dags if args.dags is not None else (20 if args.quick else 100)
-    rows = [int(r) for r in (args.rows or ("5000" if args.quick else "5000,20000")).split(",")]
+    rows = [int(r) for r in (args.rows or ("5000" if args.quick else "5000,20000")).split(",")
+            if int(r) > 0]  # --rows 0: no hailfinder runs
     if n_dags:
         print(f"== oracle: {n_dags} random DAGs of 12 nodes + 3 copies (D-separation oracle)")
         print(oracle_exactness(n_dags).to_string(float_format=lambda v: f"{v:.3f}"))
+    if args.mxm:
+        frame, why = mxm_agreement(args.quick)
+        if frame is None:
+            print(f"\n== MXM's SES: skipped ({why})")
+        else:
+            print("\n== MXM's SES (max_k 3, threshold 0.05) beside mbstat.ses(selection="
+                  "'none'): gSquare vs g2, calibration='asymptotic'")
+            print(frame.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+            print(f"agree: selected {int(frame['same selected'].sum())}/{len(frame)}, "
+                  f"queues {int(frame['same queues'].sum())}/{len(frame)}, signatures "
+                  f"{int(frame['same signatures'].sum())}/{len(frame)}")
     pop = None
     if not args.no_population:
         start = time.perf_counter()
