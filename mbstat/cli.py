@@ -265,8 +265,8 @@ def select(args) -> int:
         value = getattr(args, name)
         if value is not None:
             params[name] = value
-    if "progress" in row.parameters and args.stability is None:
-        params.setdefault("progress", True)
+    if "progress" in row.parameters and args.stability is None:  # a bar on a terminal only,
+        params.setdefault("progress", sys.stderr.isatty())  # (not in a log's captured stderr)
     try:
         if args.stability is not None:
             result = mbstat.stability(data, args.target, args.method, R=args.stability,

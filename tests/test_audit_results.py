@@ -45,3 +45,18 @@ def test_make_parity_checks_distractor_p_without_distractors():
         with pytest.raises(ValueError, match="distractor_p"):
             make_parity(4, 10, seed=0, distractor_p=bad)
     assert make_parity(4, 10, seed=0, distractor_p=0.5).shape == (10, 4)
+
+
+def test_cli_select_draws_no_progress_bar_into_a_captured_stderr(tmp_path, capsys):
+    # select set progress=True whatever stderr was: a log file got tqdm's carriage returns
+    # (its --stability branch already asked stderr.isatty())
+    from mbstat.cli import main
+    from mbstat.datasets import sample_network
+
+    path = tmp_path / "asia.csv"
+    sample_network("asia", 500, seed=1).to_csv(path, index=False)
+    capsys.readouterr()
+    assert main(["select", str(path), "--target", "either", "--method", "gs_m"]) == 0
+    out = capsys.readouterr()
+    assert "Markov blanket" in out.out
+    assert "\r" not in out.err and "subsets/s" not in out.err
