@@ -54,15 +54,27 @@ def plot_pvalues(table, alpha: float, ax=None, title: str = "", scale: str = "au
     but a grey cross at 0. ``scale="auto"`` turns the axis symmetric-log (linear up to 1,
     logarithmic above, said on the axis) when the largest bar passes :data:`LINEAR_MAX`, so
     the excluded candidates' bars (p near 1) stay visible beside a member at p = 1e-750;
-    "linear" and "symlog" force one."""
+    "linear" and "symlog" force one.
+
+    A bar on the other side of the alpha line from its decision (a candidate excluded at
+    p <= alpha by the search's own rule, such as ``selection="bonferroni"``'s entry at
+    alpha / m; a member kept at p > alpha by a learner's criterion, such as IAMB-IP's) is
+    hatched, and the legend says so: the line is not the rule that decided it."""
     fresh = ax is None
     ax = new_axes(ax, figsize=(max(5, 0.35 * len(table) + 2), 4.5))
     heights = neg_log10(table["log_pvalue"].to_numpy())
     untested = np.isnan(heights)
-    colors = np.where(table["selected"].to_numpy(), "C3", "C0")
+    selected = table["selected"].to_numpy(bool)
+    colors = np.where(selected, "C3", "C0")
     x = np.arange(len(table))
-    ax.bar(x[~untested], heights[~untested], color=colors[~untested])
+    past = np.where(untested, False, table["pvalue"].to_numpy(float) <= alpha)
+    own_rule = ~untested & (past != selected)  # decided against the side of the line
+    plain = ~untested & ~own_rule
+    ax.bar(x[plain], heights[plain], color=colors[plain])
     handles = []
+    if own_rule.any():
+        ax.bar(x[own_rule], heights[own_rule], color=colors[own_rule], hatch="///",
+               edgecolor="white", linewidth=0)
     if untested.any():
         handles += ax.plot(x[untested], np.zeros(untested.sum()), "x", color="0.5",
                            label="decided without a test", clip_on=False, zorder=3)
@@ -73,8 +85,11 @@ def plot_pvalues(table, alpha: float, ax=None, title: str = "", scale: str = "au
     ax.set_title(title)
     from matplotlib.patches import Patch
 
+    rule = ([Patch(facecolor="0.6", hatch="///", edgecolor="white", linewidth=0,
+                   label="decided by the search's own rule, not at alpha (see .evidence)")]
+            if own_rule.any() else [])
     ax.legend(handles=[Patch(color="C3", label="selected"), Patch(color="C0", label="not selected"),
-                       *ax.get_lines()[len(handles):], *handles], loc="best")
+                       *rule, *ax.get_lines()[len(handles):], *handles], loc="best")
     if fresh:
         ax.figure.tight_layout()  # room for the rotated names
     return ax

@@ -60,3 +60,25 @@ def test_cli_select_draws_no_progress_bar_into_a_captured_stderr(tmp_path, capsy
     out = capsys.readouterr()
     assert "Markov blanket" in out.out
     assert "\r" not in out.err and "subsets/s" not in out.err
+
+
+def test_pvalue_chart_marks_decisions_made_against_the_alpha_line():
+    # selection="bonferroni" excludes at p > alpha / m: such candidates drew plain "not
+    # selected" bars above the alpha line, contradicting the line without a word
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mbstat.datasets import sample_network
+
+    res = mbstat.iamb(sample_network("alarm", 2000, seed=3), "PAP")
+    table = res.pvalues
+    against = int(((table["pvalue"] <= res.alpha) != table["selected"]).sum())
+    assert against >= 1  # LVFAILURE, CO: p < 0.05, excluded at entry
+    ax = res.plot()
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == against
+    assert any("own rule" in t.get_text() for t in ax.get_legend().get_texts())
+    plain = mbstat.iamb(sample_network("asia", 2000, seed=1), "either", selection="none")
+    ax = plain.plot()
+    assert not [p for p in ax.patches if p.get_hatch()]
+    assert not any("own rule" in t.get_text() for t in ax.get_legend().get_texts())
