@@ -82,3 +82,13 @@ def test_pvalue_chart_marks_decisions_made_against_the_alpha_line():
     ax = plain.plot()
     assert not [p for p in ax.patches if p.get_hatch()]
     assert not any("own rule" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_call_lines_print_numpy_scalars_as_r_does():
+    # format_call printed numpy scalars by their repr: "seed = np.int64(2)"
+    from mbstat.results.base import format_call
+
+    call = format_call("stability", np.zeros((4, 2)), R=np.int64(3), seed=np.int64(2),
+                       alpha=np.float32(0.25), flag=np.bool_(True), keep=np.array([1, 2]))
+    assert call == ('stability(data = <ndarray 4 x 2>, R = 3, seed = 2, alpha = 0.25, '
+                    'flag = TRUE, keep = c(1, 2))')

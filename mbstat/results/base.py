@@ -84,6 +84,8 @@ def _describe(data) -> str:
 
 
 def _rrepr(value) -> str:
+    if isinstance(value, (np.generic, np.ndarray)):  # np.int64(2) is 2, as R prints it
+        value = value.tolist()
     if isinstance(value, str):
         return f'"{value}"'
     if isinstance(value, bool):
