@@ -92,3 +92,19 @@ def test_call_lines_print_numpy_scalars_as_r_does():
                        alpha=np.float32(0.25), flag=np.bool_(True), keep=np.array([1, 2]))
     assert call == ('stability(data = <ndarray 4 x 2>, R = 3, seed = 2, alpha = 0.25, '
                     'flag = TRUE, keep = c(1, 2))')
+
+
+def test_summary_says_why_a_member_has_no_test():
+    # a whitelisted member printed "given {}" and "statistic nan": a set it was never tested
+    # given, and Python's NaN in an R-style table
+    from mbstat.datasets import sample_network
+
+    res = mbstat.iamb(sample_network("asia", 1000, seed=1), "either", whitelist=["asia"])
+    table = next(iter(res.summary().tables.values()))
+    from mbstat.results.base import _fmt_table
+
+    shown = _fmt_table(res.pvalues.loc[["asia"]])
+    assert shown.loc["asia", "given"] == "(whitelist)"
+    assert shown.loc["asia", "statistic"] == "NA" and shown.loc["asia", "p-value"] == "NA"
+    assert "nan" not in str(res.summary())
+    assert table.loc["lung", "given"].startswith("{")

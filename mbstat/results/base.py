@@ -169,8 +169,11 @@ def _fmt_table(frame: pd.DataFrame, adjust: str = "BH") -> pd.DataFrame:
     out = pd.DataFrame(index=list(frame.index))
     if (frame["x"] != frame.index).any():  # a joint test (GS^(m) subsets): show the set
         out["tested"] = frame["x"].map(lambda v: "{" + v + "}" if ", " in v else v)
-    out["given"] = frame["z"].map(lambda v: _shorten_set(v))
-    out["statistic"] = frame["statistic"].map(lambda v: f"{v:.4g}")
+    tested = frame["pvalue"].notna() | frame["skipped"]
+    # a candidate decided without a test (a whitelist, a blacklist) shows why, not a set
+    out["given"] = [_shorten_set(z) if t else f"({phase})"
+                    for z, t, phase in zip(frame["z"], tested, frame["phase"])]
+    out["statistic"] = frame["statistic"].map(lambda v: "NA" if math.isnan(v) else f"{v:.4g}")
     out["df"] = frame["df"].map(lambda v: "" if math.isnan(v) else f"{v:.4g}")
     if frame["criterion"].notna().any():
         out["criterion"] = frame["criterion"].map(lambda v: "" if math.isnan(v) else f"{v:.4g}")
