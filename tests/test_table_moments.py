@@ -6,7 +6,8 @@ import pytest
 from scipy.special import gammaln
 
 from mbstat.ci.tables._kernels import clogc_table
-from mbstat.ci.tables._table_moments import _g2_moments, _x2_moments, table_moments
+from mbstat.ci.tables._table_moments import (_NO_CACHE, _g2_moments, _x2_moments, cell_cache,
+                                             table_moments)
 
 
 def _f(n):
@@ -49,7 +50,8 @@ def test_g2_moments_equal_exact_enumeration():
         if len(a) < 2:
             continue
         mean, var = _exact_two_columns(list(a), b1)
-        got = _g2_moments(a, np.array([b1, n - b1], dtype=np.int64), n, clogc_table(n))
+        got = _g2_moments(a, np.array([b1, n - b1], dtype=np.int64), n, clogc_table(n),
+                          *_NO_CACHE)
         assert got[0] == pytest.approx(mean, rel=1e-10, abs=1e-10)
         if got[1] >= 0:  # -1: left to the permutations (the bound failed)
             assert got[1] == pytest.approx(var, rel=1e-4, abs=1e-9)
@@ -155,10 +157,32 @@ def test_counted_table_gives_way_where_a_stratum_is_a_point_mass():
     out, moments, found = K._one_null(x, y, z, 20, np.uint64(5), 20.0, clogc, tail)
     setup = K.permutation_setup(x, y, z, 4, 2, 3)
     ref, ref_moments = K.permutation_statistics(*setup, 20, np.uint64(5), 20.0, clogc,
-                                                K._addresses())
+                                                K._addresses(), *cell_cache())
     assert np.isnan(found).all()
     np.testing.assert_array_equal(out, ref)
     np.testing.assert_array_equal(moments, ref_moments)
     # the 2 x 2 strata's exact moments; the point mass permuted: G2 = 2 (4 log 4 - 4 log 2)
     assert moments[2] > 0.0
     np.testing.assert_allclose(out[1:, 0], 8.0 * math.log(2.0), rtol=1e-12)
+
+
+def test_cached_cells_give_the_same_bits():
+    """A cell's law, h and projection depend on (N, a_i, b_j) alone: strata formed with the
+    cells' cache (cold, then warm, many cells sharing slots) give bit for bit the moments
+    formed without it, whatever the order the strata come in."""
+    rng = np.random.default_rng(11)
+    strata = []
+    for _ in range(300):
+        r, c = int(rng.integers(2, 7)), int(rng.integers(2, 5))
+        n = int(rng.integers(r * c, 8 * r * c))
+        a, b = _random_margins(rng, r, n), _random_margins(rng, c, n)
+        if len(a) > 1 and len(b) > 1:
+            strata.append((a, b, n))
+    clogc = clogc_table(max(n for *_, n in strata))
+    plain = [_g2_moments(a, b, n, clogc, *_NO_CACHE) for a, b, n in strata]
+    cache = cell_cache()
+    for order in (range(len(strata)), reversed(range(len(strata)))):
+        for k in order:
+            a, b, n = strata[k]
+            assert _g2_moments(a, b, n, clogc, *cache) == plain[k]
+    assert np.count_nonzero(cache[0]) > 100  # cells were cached (and read back above)

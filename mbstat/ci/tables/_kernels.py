@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..._bitmaps import BIT_LEVELS, level_bits  # noqa: F401 (Dataset.level_bits
 from ..._progress import interruptible
 from ..chi2 import _log_q, _sf_logsf
 from ._linked import Callee, addresses
-from ._table_moments import G2_MOMENTS, TABLE_MOMENTS
+from ._table_moments import CACHE_ENTRIES, CACHE_KEYS, G2_MOMENTS, TABLE_MOMENTS, cell_cache
 
 
 @intrinsic
@@ -1135,8 +1136,8 @@ def _permute(out, seed, which, two, margins, clogc, strata, work, shuffled, grou
 
 @njit(cache=True, nogil=True)
 def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_n, row_n,
-                           n_ids, id_code, B, seed, dense_min, clogc,
-                           addrs):  # pragma: no cover - compiled
+                           n_ids, id_code, B, seed, dense_min, clogc, addrs, keys,
+                           entries):  # pragma: no cover - compiled
     """G2 and X2 of the observed table and of B tables with x permuted within the strata
     of z, margins fixed: (out (B + 1, 2), moments (4,)).
 
@@ -1162,7 +1163,8 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
     one scratch counter per id: O(rows) a permutation (:func:`_permute`). With
     ``dense_min`` > 0 (the semiparametric calibration, which needs only the moments) the
     2 x 2 strata add their exact moments (:func:`_two_by_two_moments`) and are not drawn.
-    ``addrs``: the callees' addresses (:data:`CALLEES`).
+    ``addrs``: the callees' addresses (:data:`CALLEES`); ``keys``, ``entries``: the cells'
+    cache of :func:`~mbstat.ci.tables._table_moments._g2_moments`.
     """
     n = xid.shape[0]
     n_strata = stratum_n.shape[0]
@@ -1199,7 +1201,7 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
             permuted[st] = not _CALL_TABLE_MOMENTS(addrs[_TABLE_MOMENTS])(
                 row_n[id_first[st]:id_first[st + 1]],
                 group_n[group_first[st]:group_first[st + 1]], stratum_n[st], clogc, moments,
-                addrs[_G2_MOMENTS])
+                addrs[_G2_MOMENTS], keys, entries)
     which = np.flatnonzero(permuted)
     two = np.zeros(which.shape[0], np.bool_)  # the 2 x 2 permuted strata are drawn
     margins = np.empty((which.shape[0], 5), np.int64)
@@ -1286,8 +1288,8 @@ def _table_drawable(table, rz, rx, ry, nx, ny, dense_min):  # pragma: no cover -
 
 
 @njit(cache=True, nogil=True)
-def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail,
-                addrs):  # pragma: no cover - compiled
+def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail, addrs, keys,
+                entries):  # pragma: no cover - compiled
     """:func:`permutation_statistics` from the counted table (z, x, y) alone, no sorting,
     where every permuted stratum is 2 x 2 (the common case of sparse binary data); the
     same statistics and the same draws. Returns (out, moments, done, found): ``done``
@@ -1299,7 +1301,8 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail,
     not NaN, ``found`` (2,) is (log P(S >= s), calibration code) under the permutations, S
     the sum of the 2 x 2 strata's exact laws and of a scaled chi-square with the other
     strata's moments (:func:`two_by_two_tail`); else (no permuted stratum: the scaled
-    chi-square alone) NaN. ``addrs``: the callees' addresses (:data:`CALLEES`)."""
+    chi-square alone) NaN. ``addrs``: the callees' addresses (:data:`CALLEES`); ``keys``,
+    ``entries``: the cells' cache (:func:`permutation_statistics`)."""
     n = x.shape[0]
     cells = rx * ry
     table = np.zeros(rz * cells, np.int64)
@@ -1359,7 +1362,8 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail,
             continue
         if r != 2 or c_levels != 2:
             if dense_min > 0.0 and _CALL_TABLE_MOMENTS(addrs[_TABLE_MOMENTS])(
-                    nx[nx > 0], ny[ny > 0], big_n, clogc, moments, addrs[_G2_MOMENTS]):
+                    nx[nx > 0], ny[ny > 0], big_n, clogc, moments, addrs[_G2_MOMENTS], keys,
+                    entries):
                 continue  # exact moments, nothing to draw
             return out, moments, False, np.full(2, np.nan)
         margins[h, 0], margins[h, 2], margins[h, 4] = nx[a1], ny[b1], big_n
@@ -1574,21 +1578,22 @@ def score_tables(tables, rz, rxm, ry):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _one_null_linked(x, y, z, B, seed, dense_min, clogc, tail,
-                     addrs):  # pragma: no cover - compiled
-    """:func:`_one_null`, its callees called through ``addrs`` (:data:`CALLEES`)."""
+def _one_null_linked(x, y, z, B, seed, dense_min, clogc, tail, addrs, keys,
+                     entries):  # pragma: no cover - compiled
+    """:func:`_one_null`, its callees called through ``addrs`` (:data:`CALLEES`), the cells'
+    cache ``keys``, ``entries``."""
     rx = np.int64(x.max()) + 1
     ry = np.int64(y.max()) + 1
     rz = np.int64(z.max()) + 1
     if rz * rx * ry <= 4 * x.shape[0] + 256:
         out, moments, done, found = _CALL_TABLE_NULL(addrs[_TABLE_NULL])(
-            x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail, addrs)
+            x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail, addrs, keys, entries)
         if done:
             return out, moments, found
     setup = permutation_setup(x, y, z, rx, ry, rz)
     out, moments = _CALL_PERMUTATION_STATISTICS(addrs[_PERMUTATION_STATISTICS])(
         setup[0], setup[1], setup[2], setup[3], setup[4], setup[5], setup[6], setup[7],
-        setup[8], B, seed, dense_min, clogc, addrs)
+        setup[8], B, seed, dense_min, clogc, addrs, keys, entries)
     return out, moments, np.full(2, np.nan)
 
 
@@ -1602,7 +1607,8 @@ def _one_null(x, y, z, B, seed, dense_min, clogc, tail):
     x, y, z = (np.ascontiguousarray(v, dtype=np.int64) for v in (x, y, z))
     return _one_null_linked(x, y, z, int(B), np.uint64(seed), float(dense_min),
                             np.ascontiguousarray(clogc, dtype=np.float64),
-                            np.ascontiguousarray(tail, dtype=np.float64), _addresses())
+                            np.ascontiguousarray(tail, dtype=np.float64), _addresses(),
+                            *_cell_cache())
 
 
 @njit(cache=True, nogil=True)
@@ -1621,8 +1627,8 @@ def _put(out, moments, log_tails, t, result):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _permutation_nulls(data, starts, tests, seeds, B, dense_min, tails,
-                       addrs):  # pragma: no cover - compiled
+def _permutation_nulls(data, starts, tests, seeds, B, dense_min, tails, addrs, keys,
+                       entries):  # pragma: no cover - compiled
     """:func:`permutation_nulls`, its callees called through ``addrs``."""
     k = tests.shape[0]
     out = np.zeros((k, B + 1, 2))
@@ -1639,7 +1645,8 @@ def _permutation_nulls(data, starts, tests, seeds, B, dense_min, tails,
             continue
         _put(out, moments, log_tails, t, one_null(
             data[starts[cx]:starts[cx + 1]], data[starts[cy]:starts[cy + 1]],
-            data[starts[cz]:starts[cz + 1]], B, seeds[t], dense_min, clogc, tails[t], addrs))
+            data[starts[cz]:starts[cz + 1]], B, seeds[t], dense_min, clogc, tails[t], addrs,
+            keys, entries))
     return out, moments, log_tails
 
 
@@ -1651,7 +1658,8 @@ def permutation_nulls(data, starts, tests, seeds, B, dense_min, tails):
     (see :func:`_table_null`). Returns the (k, B + 1, 2) statistics, the (k, 4) moments and
     the (k, 2) tails (log p, code), test by test as
     :func:`~mbstat.ci.tables.counting.permutation_null`."""
-    return _permutation_nulls(data, starts, tests, seeds, B, dense_min, tails, _addresses())
+    return _permutation_nulls(data, starts, tests, seeds, B, dense_min, tails, _addresses(),
+                              *_cell_cache())
 
 
 @njit(cache=True, nogil=True)
@@ -1664,8 +1672,8 @@ def _int64_copy(v):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails,
-                  addrs):  # pragma: no cover - compiled
+def _column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails, addrs, keys,
+                  entries):  # pragma: no cover - compiled
     """:func:`column_nulls`, its callees called through ``addrs``."""
     k = xcols.shape[0]
     out = np.zeros((k, B + 1, 2))
@@ -1683,7 +1691,7 @@ def _column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails,
         x = _int64_copy(codes[:, xcols[t]])
         first, second = (y, x) if swap[t] else (x, y)
         _put(out, moments, log_tails, t, one_null(first, second, z, B, seeds[t], dense_min,
-                                                  clogc, tails[t], addrs))
+                                                  clogc, tails[t], addrs, keys, entries))
     return out, moments, log_tails
 
 
@@ -1692,7 +1700,8 @@ def column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails):
     matrix ``codes`` (n, p): test t permutes column ``xcols[t]`` against column ``yi`` within
     the strata ``z`` (n,), or, where ``swap[t]``, column ``yi`` against ``xcols[t]`` (the
     same test, its two variables in content order), seeded by ``seeds[t]``."""
-    return _column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails, _addresses())
+    return _column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails, _addresses(),
+                         *_cell_cache())
 
 
 # ------------------------------------------- the calibration's kernels, called by address
@@ -1705,11 +1714,13 @@ _ANY_I64 = types.Array(types.int64, 1, "A")
 _ANY_I64_2 = types.Array(types.int64, 2, "A")
 _i8, _u8, _f8 = types.int64, types.uint64, types.float64
 ONE_NULL = Callee(_one_null_linked, types.Tuple((_F64_2, _F64, _F64))(
-    _I64, _I64, _I64, _i8, _u8, _f8, _F64, _F64, _I64))
+    _I64, _I64, _I64, _i8, _u8, _f8, _F64, _F64, _I64, CACHE_KEYS, CACHE_ENTRIES))
 TABLE_NULL = Callee(_table_null, types.Tuple((_F64_2, _F64, types.boolean, _F64))(
-    _I64, _I64, _I64, _i8, _i8, _i8, _i8, _u8, _f8, _F64, _F64, _I64))
+    _I64, _I64, _I64, _i8, _i8, _i8, _i8, _u8, _f8, _F64, _F64, _I64, CACHE_KEYS,
+    CACHE_ENTRIES))
 PERMUTATION_STATISTICS = Callee(permutation_statistics, types.Tuple((_F64_2, _F64))(
-    _I64, _I64, _I64, _I64, _I64, _I64, _I64, _i8, _I64, _i8, _u8, _f8, _F64, _I64))
+    _I64, _I64, _I64, _I64, _I64, _I64, _I64, _i8, _I64, _i8, _u8, _f8, _F64, _I64,
+    CACHE_KEYS, CACHE_ENTRIES))
 TWO_BY_TWO_TAIL = Callee(two_by_two_tail, types.UniTuple(_f8, 2)(
     _f8, _F64, _F64, _I64, _f8, _f8, _ANY_I64_2))
 PERMUTE = Callee(_permute, types.none(
@@ -1725,6 +1736,19 @@ CALLEES = (ONE_NULL, TABLE_NULL, PERMUTATION_STATISTICS, TABLE_MOMENTS, TWO_BY_T
 (_CALL_ONE_NULL, _CALL_TABLE_NULL, _CALL_PERMUTATION_STATISTICS, _CALL_TABLE_MOMENTS,
  _CALL_TWO_BY_TWO_TAIL, _CALL_PERMUTE, _CALL_TWO_BY_TWO_MOMENTS, _) = (c.call for c in CALLEES)
 _ADDRESSES = []
+
+
+_LOCAL = threading.local()
+
+
+def _cell_cache():
+    """This thread's cache of the cells' laws for the calibration's moments
+    (:func:`~mbstat.ci.tables._table_moments.cell_cache`, kept from call to call: what a
+    cell holds depends on its margins alone, so the numbers are those formed afresh)."""
+    cache = getattr(_LOCAL, "cache", None)
+    if cache is None:
+        cache = _LOCAL.cache = cell_cache()
+    return cache
 
 
 def _addresses() -> np.ndarray:

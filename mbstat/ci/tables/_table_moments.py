@@ -31,6 +31,13 @@ and each cell's own law, Hypergeometric(N, a_i, b_j).
   terms' magnitudes) it must stay below :data:`TOLERANCE` of the variance, else the
   stratum is left to the permutations. ``tests/test_table_moments.py`` checks the
   moments against exact enumeration and against permutations.
+
+A cell's part (its law, E h, Var h and the projection) depends on (N, a_i, b_j) alone; the
+calibration's kernels keep a cache of it per thread (:func:`cell_cache`), read back bit for
+bit where the same cell comes again (in the strata of a search, 70-95% of the cells), so
+that a stratum costs its sums over rows and columns. Those sums' factors x^(p+q) /
+(x^(p) x^(q)) are formed once per line (:func:`_line_factors`), in the same order of
+operations as before: the moments are the same bits with or without the cache.
 """
 from __future__ import annotations
 
@@ -41,7 +48,7 @@ from numba import njit, types
 
 from ._linked import Callee
 
-__all__ = ["DEGREE", "TOLERANCE", "table_moments"]
+__all__ = ["DEGREE", "TOLERANCE", "cell_cache", "table_moments"]
 
 #: The degree of the polynomials whose covariances stand for the cells' (h_ij above).
 DEGREE = 6
@@ -200,17 +207,19 @@ PASCAL = np.array([[math.comb(u, v) for v in range(DEGREE + 1)] for u in range(D
 
 
 @njit(cache=True, nogil=True)
-def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta):  # pragma: no cover
+def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta, moments, neg,
+                mono):  # pragma: no cover - compiled
     """The polynomial of degree d = min(DEGREE, m - 1) nearest to ``values`` (a cell's h on
     lo..lo + m - 1) in mean square under the cell's law ``weights``, in the binomial
     basis: ``out[p]`` (p = 0..d), h(n) ~ sum_p out[p] C(n, p); exact (an interpolation)
     where the law has at most DEGREE + 1 points. The fit is made in t = (n - e) / sd;
-    ``gram``, ``rhs``, ``beta`` are work space. Returns (d, the residual's mean square)."""
+    ``gram``, ``rhs``, ``beta``, ``moments`` (2 DEGREE + 1,), ``neg`` and ``mono`` are work
+    space. Returns (d, the residual's mean square)."""
     d = min(DEGREE, m - 1)
     size = d + 1
     gram[:size, :size] = 0.0
     rhs[:size] = 0.0
-    moments = np.zeros(2 * DEGREE + 1)  # sum_k w_k t_k^s
+    moments[:] = 0.0  # sum_k w_k t_k^s
     for k in range(m):
         t = (lo + k - e) / sd
         tu = weights[k]
@@ -233,11 +242,10 @@ def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta):  # pragma:
             tp *= t
         residual += weights[k] * (values[k] - fit) * (values[k] - fit)
     # t^u = ((n - e) / sd)^u = sum_v C(u, v) n^v (-e)^(u - v) / sd^u; then n^v in C(n, p)
-    neg = np.empty(size)  # (-e)^k
-    neg[0] = 1.0
+    neg[0] = 1.0  # (-e)^k
     for k in range(1, size):
         neg[k] = neg[k - 1] * -e
-    mono = np.zeros(size)
+    mono[:size] = 0.0
     scale = 1.0
     for u in range(size):
         for v in range(u + 1):
@@ -252,11 +260,30 @@ def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta):  # pragma:
 
 
 @njit(cache=True, nogil=True)
-def _line_pairs(lines, within, margins, p, q):  # pragma: no cover - compiled
+def _line_factors(margins, size, sig):  # pragma: no cover - compiled
+    """sig[i, p, q] = x^(p+q) / (x^(p) x^(q)) of each line's margin x = ``margins[i]`` for
+    p, q < ``size`` where x >= p + q (else left as it is: never read), as the product over
+    t < q of (x - p - t) / (x - t), one factor a step."""
+    for i in range(margins.shape[0]):
+        x = margins[i]
+        for p in range(size):
+            s = 1.0
+            sig[i, p, 0] = 1.0
+            for q in range(1, size):
+                if x < p + q:
+                    break
+                t = q - 1
+                s *= (x - p - t) / (x - t + 0.0)
+                sig[i, p, q] = s
+
+
+@njit(cache=True, nogil=True)
+def _line_pairs(lines, within, margins, sig, p, q):  # pragma: no cover - compiled
     """The pairs of distinct cells within one line (a row or a column), for the degrees
     (p, q): (sum of the lines' products of sums, its magnitude, sum over lines of
     sig(p, q) (product - ``within``, the line's cells' own products)), sig =
-    x^(p+q) / (x^(p) x^(q)) of the line's margin x (0 where x < p + q)."""
+    x^(p+q) / (x^(p) x^(q)) of the line's margin x (0 where x < p + q; ``sig`` from
+    :func:`_line_factors`)."""
     sq = 0.0
     magnitude = 0.0
     same = 0.0
@@ -266,17 +293,71 @@ def _line_pairs(lines, within, margins, p, q):  # pragma: no cover - compiled
         magnitude += abs(x)
         if margins[i] < p + q:
             continue
-        sig = 1.0
-        for t in range(q):
-            sig *= (margins[i] - p - t) / (margins[i] - t + 0.0)
-        same += sig * (x - within[i, p, q])
+        same += sig[i, p, q] * (x - within[i, p, q])
     return sq, magnitude, same
 
 
+#: The cells' cache: 2**CACHE_BITS slots (direct-mapped) of what :func:`_cell` finds.
+CACHE_BITS = 15
+#: A cell's entry: E h + (1 + log e) e, Var h, the projection's residual sd, its degree
+#: d (-1: a point mass, no projection), then its DEGREE + 1 coefficients.
+CELL_WIDTH = 4 + DEGREE + 1
+#: Margins at least this large are not cached (the key packs N, a_i, b_j in 21 bits each).
+CACHE_LIMIT = 1 << 21
+
+
+def cell_cache():
+    """An empty cache of the cells' laws for :func:`_g2_moments`: (keys (2**CACHE_BITS,)
+    int64, entries (2**CACHE_BITS, :data:`CELL_WIDTH`) float64). What a cell contributes depends on N,
+    a_i and b_j alone (its law, its h, its projection), so a cell met again, in another
+    stratum or another test, is read back bit for bit; a slot is overwritten by the next
+    cell that maps to it. One per thread (the kernels write to it)."""
+    return np.zeros(1 << CACHE_BITS, np.int64), np.empty((1 << CACHE_BITS, CELL_WIDTH))
+
+
 @njit(cache=True, nogil=True)
-def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
+def _cell(ai, bj, big_n, clogc, weights, values, out, coef, gram, rhs, beta, moments, neg,
+          mono):  # pragma: no cover - compiled
+    """What cell (i, j) of margins ``ai``, ``bj`` contributes, into ``out``
+    (:data:`CELL_WIDTH`): E h + (1 + log e) e (e = ai bj / N), Var h (both exact, from the
+    cell's law Hypergeometric(N, ai, bj)), then where the law has two points or more the
+    residual sd and degree of h's projection (:func:`_projection`) and its coefficients
+    in the binomial basis (degree -1 for a point mass). ``weights``, ``values`` (at least
+    min(ai, bj) + 1), ``coef`` ... ``mono``: work space."""
+    lo, m = _cell_law(ai, bj, big_n, weights)
+    e = ai * (bj / float(big_n))
+    slope = 1.0 + math.log(e)
+    mu = 0.0
+    mean_n = 0.0
+    for k in range(m):
+        values[k] = clogc[lo + k] - slope * (lo + k)
+        mu += weights[k] * values[k]
+        mean_n += weights[k] * (lo + k)
+    v = 0.0
+    vn = 0.0
+    for k in range(m):
+        v += weights[k] * (values[k] - mu) ** 2
+        vn += weights[k] * (lo + k - mean_n) ** 2
+    out[0] = mu + slope * e
+    out[1] = v
+    out[2] = 0.0
+    out[3] = -1.0
+    if m < 2:
+        return  # a point mass: no covariance
+    d, residual = _projection(lo, m, weights, values, mean_n, max(math.sqrt(vn), 0.5), coef,
+                              gram, rhs, beta, moments, neg, mono)
+    out[2] = math.sqrt(max(residual, 0.0))
+    out[3] = d
+    for p in range(d + 1):
+        out[4 + p] = coef[p]
+
+
+@njit(cache=True, nogil=True)
+def _g2_moments(a, b, big_n, clogc, keys, entries):  # pragma: no cover - compiled
     """(mean, variance) of G2 under the law with margins a (r,), b (c,) (all > 0), or
-    (mean, -1) where the rounding or projection bound fails (see the module docstring)."""
+    (mean, -1) where the rounding or projection bound fails (see the module docstring).
+    Each cell's law is read from the cache ``keys``, ``entries`` (:func:`cell_cache`;
+    empty arrays: none) where it was met before, else formed and stored there."""
     r = a.shape[0]
     c = b.shape[0]
     n_big = float(big_n)
@@ -302,15 +383,23 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
     # T = sum f(n_ij) = sum h_ij(n_ij) + const, h_ij(n) = f(n) - (1 + log e_ij) n: the
     # removed part is additive in rows and columns (its sum is fixed by the margins), and
     # h is flat at e_ij, so the pairs' covariances stay small beside the cells' variances.
-    # Per cell: E h and Var h exactly from its law, and w[i, j, p] = g_ij(p) E[C(n_ij, p)]
-    # with g the centred projection of h (the pairs' covariances are those of the
-    # projections; their error is bounded by the residuals, see the module docstring)
+    # Per cell (:func:`_cell`): E h and Var h exactly from its law, and w[i, j, p] =
+    # g_ij(p) E[C(n_ij, p)] with g the centred projection of h (the pairs' covariances are
+    # those of the projections; their error is bounded by the residuals, see the module
+    # docstring)
     w = np.zeros((r, c, size))
     degree = np.zeros((r, c), np.int64)  # each cell's polynomial degree (w is 0 above it)
     coef = np.zeros(size)
     gram = np.empty((size, size))
     rhs = np.empty(size)
     beta = np.empty(size)
+    work = np.empty(2 * DEGREE + 1)
+    neg = np.empty(size)
+    mono = np.empty(size)
+    own = np.empty(CELL_WIDTH)  # a cell not cached
+    slots = keys.shape[0]
+    shift_bits = np.uint64(64 - CACHE_BITS)
+    cached = slots == 1 << CACHE_BITS and big_n < CACHE_LIMIT
     used = 1  # the highest degree any cell needs, plus one
     e_t = 0.0
     var_sum = 0.0
@@ -318,33 +407,32 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
     sd_res = 0.0
     for i in range(r):
         for j in range(c):
-            lo, m = _cell_law(a[i], b[j], big_n, weights)
-            e = a[i] * (b[j] / n_big)
-            slope = 1.0 + math.log(e)
-            mu = 0.0
-            mean_n = 0.0
-            for k in range(m):
-                values[k] = clogc[lo + k] - slope * (lo + k)
-                mu += weights[k] * values[k]
-                mean_n += weights[k] * (lo + k)
-            v = 0.0
-            vn = 0.0
-            for k in range(m):
-                v += weights[k] * (values[k] - mu) ** 2
-                vn += weights[k] * (lo + k - mean_n) ** 2
-            e_t += mu + slope * e
-            var_sum += v
-            sd_h = max(sd_h, math.sqrt(v))
-            if m < 2:
+            cell = own
+            if cached and a[i] < CACHE_LIMIT and b[j] < CACHE_LIMIT:
+                key = (big_n << 42) | (a[i] << 21) | b[j]  # > 0: N >= 2
+                slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15))
+                                >> shift_bits)
+                cell = entries[slot]
+                if keys[slot] != key:
+                    keys[slot] = 0  # no entry while it is formed (an error leaves none)
+                    _cell(a[i], b[j], big_n, clogc, weights, values, cell, coef, gram, rhs,
+                          beta, work, neg, mono)
+                    keys[slot] = key
+            else:
+                _cell(a[i], b[j], big_n, clogc, weights, values, cell, coef, gram, rhs, beta,
+                      work, neg, mono)
+            e_t += cell[0]
+            var_sum += cell[1]
+            sd_h = max(sd_h, math.sqrt(cell[1]))
+            d = np.int64(cell[3])
+            if d < 0:
                 continue  # a point mass: no covariance
-            d, residual = _projection(lo, m, weights, values, mean_n, max(math.sqrt(vn), 0.5),
-                                      coef, gram, rhs, beta)
-            sd_res += math.sqrt(max(residual, 0.0))
+            sd_res += cell[2]
             used = max(used, d + 1)
             degree[i, j] = d
             shift = 0.0
             for p in range(d + 1):
-                w[i, j, p] = coef[p] * al[i, p] * be[j, p]
+                w[i, j, p] = cell[4 + p] * al[i, p] * be[j, p]
                 shift += w[i, j, p]
             w[i, j, 0] -= shift  # centred: E[g(n)] = 0
     size = used
@@ -353,7 +441,7 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
     rows = np.zeros((r, size))
     cols = np.zeros((c, size))
     total = np.zeros(size)
-    cell = np.zeros((size, size))
+    cell_sum = np.zeros((size, size))
     cell_abs = np.zeros((size, size))
     row_within = np.zeros((r, size, size))
     col_within = np.zeros((c, size, size))
@@ -367,22 +455,27 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
                 total[p] += x
                 for q in range(top):
                     xy = x * w[i, j, q]
-                    cell[p, q] += xy
+                    cell_sum[p, q] += xy
                     cell_abs[p, q] += abs(xy)
                     row_within[i, p, q] += xy
                     col_within[j, p, q] += xy
+    row_sig = np.empty((r, size, size))
+    col_sig = np.empty((c, size, size))
+    _line_factors(a, size, row_sig)
+    _line_factors(b, size, col_sig)
     pairs = 0.0
     magnitude = 0.0
     for p in range(size):
+        rho = 1.0  # N^(p+q) / (N^(p) N^(q)) inverted, one factor a step
         for q in range(size):
             if p + q > big_n:
                 continue
-            rho = 1.0
-            for t in range(q):
+            if q > 0:
+                t = q - 1
                 rho *= (n_big - t) / (n_big - p - t)
-            row_sq, row_abs, same_row = _line_pairs(rows, row_within, a, p, q)
-            col_sq, col_abs, same_col = _line_pairs(cols, col_within, b, p, q)
-            apart = total[p] * total[q] - row_sq - col_sq + cell[p, q]
+            row_sq, row_abs, same_row = _line_pairs(rows, row_within, a, row_sig, p, q)
+            col_sq, col_abs, same_col = _line_pairs(cols, col_within, b, col_sig, p, q)
+            apart = total[p] * total[q] - row_sq - col_sq + cell_sum[p, q]
             pairs += rho * (apart + same_row + same_col)
             magnitude += rho * (abs(total[p] * total[q])
                                 + 3.0 * (row_abs + col_abs + cell_abs[p, q]))
@@ -405,12 +498,14 @@ def _g2_moments(a, b, big_n, clogc):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _table_moments(a, b, big_n, clogc, moments, g2_address):  # pragma: no cover - compiled
+def _table_moments(a, b, big_n, clogc, moments, g2_address, keys,
+                   entries):  # pragma: no cover - compiled
     """:func:`table_moments`, :func:`_g2_moments` called through its address ``g2_address``
-    (:data:`G2_MOMENTS`: compiled once, not again inside every caller)."""
+    (:data:`G2_MOMENTS`: compiled once, not again inside every caller) with the cells'
+    cache ``keys``, ``entries``."""
     if a.max() == 1 or b.max() == 1:  # one row per x (or y) level: one table up to the
         return False  # order of its lines, G2 and X2 constant (no moments to fit)
-    g_mean, g_var = _CALL_G2_MOMENTS(g2_address)(a, b, big_n, clogc)
+    g_mean, g_var = _CALL_G2_MOMENTS(g2_address)(a, b, big_n, clogc, keys, entries)
     x_mean, x_var = _x2_moments(a, b, big_n)
     if not (g_var > 1e-9 * max(1.0, g_mean) and x_var > 1e-9 * max(1.0, x_mean)):
         return False  # bound failed, or a point mass: a shift no fitted law holds
@@ -421,24 +516,34 @@ def _table_moments(a, b, big_n, clogc, moments, g2_address):  # pragma: no cover
     return True
 
 
-def table_moments(a, b, big_n, clogc, moments) -> bool:
+def table_moments(a, b, big_n, clogc, moments, cache=None) -> bool:
     """Add the exact null mean and variance of G2 and X2 of one stratum (margins ``a``,
     ``b``, positive int64, N = ``big_n``) to ``moments`` (G2 and X2 means, then variances);
     False (nothing added) where the bound on the error of G2's variance exceeds
     :data:`TOLERANCE` of it (see the module docstring), or where a statistic does not
-    vary under the law (a constant the permutations carry exactly). The kernels call the
-    compiled :func:`_table_moments` (:data:`TABLE_MOMENTS`)."""
+    vary under the law (a constant the permutations carry exactly). ``cache``: the cells'
+    cache (:func:`cell_cache`), or None. The kernels call the compiled
+    :func:`_table_moments` (:data:`TABLE_MOMENTS`)."""
+    keys, entries = _NO_CACHE if cache is None else cache
     return bool(_table_moments(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
                                int(big_n), np.ascontiguousarray(clogc, dtype=np.float64),
-                               moments, G2_MOMENTS.address()))
+                               moments, G2_MOMENTS.address(), keys, entries))
+
+
+#: No cache (empty arrays: every cell formed).
+_NO_CACHE = (np.zeros(0, np.int64), np.empty((0, CELL_WIDTH)))
 
 
 _ANY_I64 = types.Array(types.int64, 1, "A")
 _F64 = types.Array(types.float64, 1, "C")
+#: The cells' cache's types (:func:`cell_cache`).
+CACHE_KEYS = types.Array(types.int64, 1, "C")
+CACHE_ENTRIES = types.Array(types.float64, 2, "C")
 #: :func:`_g2_moments`, called by address.
 G2_MOMENTS = Callee(_g2_moments, types.UniTuple(types.float64, 2)(
-    _ANY_I64, _ANY_I64, types.int64, _F64))
+    _ANY_I64, _ANY_I64, types.int64, _F64, CACHE_KEYS, CACHE_ENTRIES))
 _CALL_G2_MOMENTS = G2_MOMENTS.call
 #: :func:`_table_moments`, called by address by the calibration's kernels.
 TABLE_MOMENTS = Callee(_table_moments, types.boolean(_ANY_I64, _ANY_I64, types.int64, _F64,
-                                                     _F64, types.int64))
+                                                     _F64, types.int64, CACHE_KEYS,
+                                                     CACHE_ENTRIES))
