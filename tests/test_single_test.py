@@ -34,9 +34,9 @@ def reference_table(codes, cards, x, y, z):
 
 
 @pytest.mark.parametrize("n", [2, 37, 63, 64, 65, 1000, 4099])
-def test_tree_and_scatter_count_the_numpy_table(n):
-    """Both counting kernels against numpy, tails of the last bitmap word included: x and
-    y of 1-4 levels (the tree's specialized passes and its general one), up to four z."""
+def test_the_bitmap_tree_counts_the_numpy_table(n):
+    """The tree against numpy, tails of the last bitmap word included: x and y of 1-5
+    levels (the specialized passes of 2 and 3 levels and the general one), up to four z."""
     levels = (2, 3, 4, 1, 3, 2, 4, 5)
     ds = mbstat.as_dataset(frame(n, levels, seed=n))
     codes, cards, bits = ds.codes.T, ds.cardinalities, ds.level_bits
@@ -44,14 +44,29 @@ def test_tree_and_scatter_count_the_numpy_table(n):
     for size in range(5):
         for _ in range(12):
             x, y, *z = rng.choice(len(levels), 2 + size, replace=False).tolist()
-            zcols = np.array(z, dtype=np.int64)
             want = reference_table(codes, cards, x, y, z)
             tree = np.zeros(len(want), np.int64)
-            _query._tree_table(bits, n, x, y, zcols, cards, tree)
-            scatter = np.zeros(len(want), np.int64)
-            _query._scatter_table(codes, x, y, zcols, cards, scatter)
+            _query._tree_table(bits, n, x, y, np.array(z, dtype=np.int64), cards, tree)
             np.testing.assert_array_equal(tree, want)
-            np.testing.assert_array_equal(scatter, want)
+
+
+def test_tables_past_the_tree_go_to_the_batch_path():
+    """More levels than the bitmaps hold, or more cells than 4 n: the kernel declines (-1)
+    and the tester's batch path answers, with the same row."""
+    df = frame(150, (3, 20, 2, 2, 2, 2, 2, 2, 2, 2), seed=2)
+    ds = mbstat.as_dataset(df)
+    args = (ds.cardinalities, np.array([150.0]), _query.test_params(0, False, -1.0, -1.0, 0.1),
+            _query.addresses())
+    for cols in ([0, 1], [0, 2, *range(3, 10)]):  # 20 levels; 3 * 2**8 cells > 4 n
+        out, flagged = _query.single_test(ds.level_bits, np.array(cols, dtype=np.int64), *args)
+        assert flagged == -1 and out.shape == (0, 6)
+        fast, batch = CITester(df, "g2"), CITester(df, "g2")
+        batch._single = None
+        names = [f"v{j}" for j in cols]
+        assert fast.test(names[0], names[1], names[2:]).batch.table.tolist() == \
+            batch.test(names[0], names[1], names[2:]).batch.table.tolist()
+    out, flagged = _query.single_test(ds.level_bits, np.array([0, 2, 3], dtype=np.int64), *args)
+    assert flagged == 0 and out.shape == (1, 6)
 
 
 TESTS = [("g2", {}), ("g2", {"calibration": "asymptotic"}), ("x2", {}), ("g2-adf", {}),
@@ -132,3 +147,15 @@ def test_single_tests_in_any_order_give_the_same_rows(size):
     rows = {q: first.test(q[0], q[1], q[2:]).batch.table.tolist() for q in queries}
     for q in reversed(queries):
         assert second.test(q[0], q[1], q[2:]).batch.table.tolist() == rows[q]
+
+
+def test_a_pickled_test_leaves_its_data_behind():
+    """The one-call path's held arguments (the data set's arrays) are not pickled with the
+    test, and the unpickled test gives the same row."""
+    df = frame(500, (3, 2, 3), seed=1)
+    tester = CITester(df, "g2")
+    row = tester.test("v0", "v1", ["v2"]).batch.table.tolist()
+    assert tester.test_obj._single_args is not None
+    copy = pickle.loads(pickle.dumps(tester.test_obj))
+    assert "_single_args" not in vars(copy)
+    assert CITester(df, copy).test("v0", "v1", ["v2"]).batch.table.tolist() == row

@@ -20,7 +20,8 @@ from ..data import Dataset, as_dataset
 from .log import LogBuilder
 from .protocol import CITest
 from .registry import choose_test, make_test, rare_levels_warning
-from .result import _CALIBRATION, CALIBRATIONS, CIBatch, CIResult, Query, as_matrix, table_dtype
+from .result import (_CALIBRATION, CALIBRATIONS, CIBatch, CIResult, Query, as_matrix,
+                     one_result, table_dtype)
 from .tables.counting import make_strata
 
 __all__ = ["CITester"]
@@ -164,11 +165,19 @@ class CITester:
 
     def test(self, x, y, z=(), phase: str = "") -> CIResult:
         """Test x (a variable or a set of variables) against y given z."""
-        return CIResult(self._batch(*self._answer([x], y, z, phase)))
+        return one_result(self.query, *self._answer([x], y, z, phase))
 
     def _zkey(self, z) -> tuple:
         """Sorted column positions of the conditioning set z."""
         if type(z) is tuple:  # the common case, names or positions: no checks to repeat
+            if len(z) < 2:  # () or one variable: nothing to sort
+                if not z:
+                    return z
+                v = z[0]
+                if type(v) is int and 0 <= v < self.dataset.codes.shape[1]:
+                    return z
+                if type(v) is str and v in self.dataset._index:
+                    return (self.dataset._index[v],)
             index, p = self.dataset._index, self.dataset.n_cols
             try:
                 key = sorted([v if type(v) is int and 0 <= v < p else index[v] for v in z])
@@ -295,7 +304,8 @@ class CITester:
     def _answer_one(self, xkeys, code: int, yi: int, zkey: tuple, phase: str, t0: float):
         """:meth:`_answer` of one test of one column not in the cache (pair ``code``): the
         same check, store, index, log and counts as the batch path, without its arrays."""
-        fresh = None if self._single is None else self._single(self, xkeys[0][0], yi, zkey)
+        single = self._single
+        fresh = None if single is None else single(self, xkeys[0][0], yi, zkey)
         if fresh is None:
             fresh, new = self._run_tests(xkeys, yi, zkey, phase)
             row = int(new[0])
@@ -304,7 +314,7 @@ class CITester:
         index = self._pairs.get(zkey)
         if index is None:
             index = self._pairs[zkey] = _PairIndex()
-        index.add_one(code, row)
+        index.singles.setdefault(code, row)  # _PairIndex.add_one
         self._log.append((xkeys, yi, zkey, row, phase))
         self.elapsed += perf_counter() - t0
         return xkeys, yi, zkey, fresh
@@ -376,15 +386,15 @@ class CITester:
     def _store_one(self, fresh: np.ndarray, phase: str) -> int:
         """:meth:`_run_tests`' bookkeeping of one test's row ``fresh`` (1, width): stored,
         counted, shown; returns its position."""
-        if fresh.shape != (1, self._width):
+        values, used = self._values, self.n_tests
+        if fresh.shape != (1, values.shape[1]):
             raise ValueError(f"test {self.test_name!r} returned a row of shape "
                              f"{fresh.shape}; expected (1, {self._width})")
-        used = self.n_tests
-        if used == len(self._values):
-            grown = np.empty((max(2 * used, 1024), self._width))
-            grown[:used] = self._values[:used]
-            self._values = grown
-        self._values[used] = fresh[0]
+        if used == len(values):
+            values = np.empty((max(2 * used, 1024), self._width))
+            values[:used] = self._values[:used]
+            self._values = values
+        values[used:used + 1] = fresh
         self.n_tests = used + 1
         if self.bar is not None:
             self.bar.update(1)

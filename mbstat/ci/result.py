@@ -270,6 +270,23 @@ _set_query, _set_keys, _set_yi, _set_zkey, _set_table = (
     CIBatch.__dict__[name].__set__ for name in CIBatch.__slots__)
 
 
+def one_result(query: Query, keys: list, yi: int, zkey: tuple, table: np.ndarray) -> CIResult:
+    """The :class:`CIResult` of the one-row ``table`` (made read-only) of x ``keys[0]``
+    against y given z: :class:`CIBatch` and :class:`CIResult` built without their
+    ``__init__`` checks (a single test's answer, per test asked)."""
+    if table.flags.writeable:
+        table.flags.writeable = False
+    row = object.__new__(CIBatch)
+    _set_query(row, query)
+    _set_keys(row, (keys[0],))
+    _set_yi(row, yi)
+    _set_zkey(row, zkey)
+    _set_table(row, table)
+    result = object.__new__(CIResult)
+    result.__dict__["batch"] = row
+    return result
+
+
 def _rows(batch: CIBatch):
     """The :class:`CIResult` of each row of ``batch``, in order: one-row batches sharing the
     query, made without the checks of :class:`CIBatch` (the rows of a read-only table are

@@ -10,86 +10,45 @@ batch kernels (the counts are exact integers, scored by the same code).
 The table is counted from the data's level bitmaps (:func:`_tree_table`): the rows of
 each stratum of z are the AND of its levels' bitmaps, built down a tree over z's
 variables (a branch whose rows are empty is cut), and the cells of a stratum are counted
-by popcounts against y's and x's level bitmaps, x's last level as the rest. Its cost is
-the tree's non-empty nodes times n / 64 words, against one scatter of n rows
-(:func:`_scatter_table`), the fallback where the tree's bound is larger or a column has
-more levels than the bitmaps hold. ALARM, 20,000 rows (313 words), |Z| = 0..3: about
-3, 5, 10 and 20 microseconds counted, 0.3-0.4 times the batch kernels' single-candidate
-paths (``benchmarks/ci_throughput.py``).
+by popcounts against y's and x's level bitmaps, x's last level as the rest of the cell.
+Its cost is the tree's non-empty nodes times n / 64 words; where its bound exceeds
+:data:`TREE_WORDS_PER_ROW` words per row, or a column has more levels than the bitmaps
+hold, the caller's batch path (one scatter of the rows) counts instead. ALARM, 20,000
+rows (313 words), |Z| = 0..3: 0.3-0.4 times the batch kernels' time for one candidate
+(``benchmarks/ci_throughput.py``).
+
+Compiled once, alone: the tree is inlined, ``finish_tests`` called by address in the
+version the batch path compiles (:mod:`~mbstat.ci.tables._linked`).
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
+from ..chi2 import CHI2
 from ._kernels import _popcount, _score, finish_tests
+from ._linked import Callee
 
-__all__ = ["TREE_WORDS_PER_ROW", "single_test"]
+__all__ = ["FINISH", "TREE_WORDS_PER_ROW", "addresses", "single_test", "test_params"]
 
 #: The tree counts a table while its bound (internal nodes plus the strata's cells, each
 #: n / 64 words) stays within this many words per row; beyond, one scatter of the rows.
 TREE_WORDS_PER_ROW = 16
 
 
-@njit(cache=True, nogil=True)
-def _cells(s, ybits, xbits, words, rx, ry, o, table):  # pragma: no cover - compiled
-    """Fill the cells (x, y) of one stratum (row bitmap ``s``) of the flat (z, x, y)
-    ``table`` at offset ``o``: per level of y one pass over the words, popcounts of x's
-    levels but the last (the rest of the cell's rows)."""
-    for b in range(ry):
-        yb = ybits[b]
-        if rx == 2:  # one accumulator per level: a single vectorized pass
-            c = np.uint64(0)
-            g0 = np.uint64(0)
-            x0 = xbits[0]
-            for w in range(words):
-                t = s[w] & yb[w]
-                c += _popcount(t)
-                g0 += _popcount(t & x0[w])
-            table[o + b] = np.int64(g0)
-            table[o + ry + b] = np.int64(c - g0)
-        elif rx == 3:
-            c = np.uint64(0)
-            g0 = np.uint64(0)
-            g1 = np.uint64(0)
-            x0 = xbits[0]
-            x1 = xbits[1]
-            for w in range(words):
-                t = s[w] & yb[w]
-                c += _popcount(t)
-                g0 += _popcount(t & x0[w])
-                g1 += _popcount(t & x1[w])
-            table[o + b] = np.int64(g0)
-            table[o + ry + b] = np.int64(g1)
-            table[o + 2 * ry + b] = np.int64(c - g0 - g1)
-        else:
-            c = np.uint64(0)
-            for w in range(words):
-                c += _popcount(s[w] & yb[w])
-            rest = np.int64(c)
-            if rest == 0:
-                continue
-            for a in range(rx - 1):
-                xa = xbits[a]
-                got = np.uint64(0)
-                for w in range(words):
-                    got += _popcount(s[w] & yb[w] & xa[w])
-                table[o + a * ry + b] = np.int64(got)
-                rest -= np.int64(got)
-            table[o + (rx - 1) * ry + b] = rest
-
-
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _tree_table(bits, n, x, y, zcols, cards, table):  # pragma: no cover - compiled
     """Count the flat (z, x, y) ``table`` (zeroed; z in mixed radix, first slowest) from
     the level bitmaps ``bits`` (p, levels, words) of n rows: depth first down z's
     variables, each node the AND of its parent's rows and a level's bitmap (empty nodes
-    cut), each stratum's cells by :func:`_cells`."""
+    cut); at a stratum, per level of y one pass over the words, popcounts of x's levels
+    but the last (the rest of the cell's rows). Inlined in :func:`single_test` (one
+    compiled copy)."""
     m = zcols.shape[0]
     words = bits.shape[2]
     rx = cards[x]
     ry = cards[y]
-    stride = np.empty(max(m, 1), np.int64)
+    stride = np.empty(m + 1, np.int64)
     s = rx * ry
     for j in range(m - 1, -1, -1):
         stride[j] = s
@@ -100,13 +59,58 @@ def _tree_table(bits, n, x, y, zcols, cards, table):  # pragma: no cover - compi
     tail = n - (words - 1) * 64
     if tail < 64:  # the rows past n are no stratum's
         buf[0, words - 1] = (np.uint64(1) << np.uint64(tail)) - np.uint64(1)
-    if m == 0:
-        _cells(buf[0], bits[y], bits[x], words, rx, ry, 0, table)
-        return
     off = np.zeros(m + 1, np.int64)
     level = np.full(m + 1, -1, np.int64)
+    ybits = bits[y]
+    xbits = bits[x]
     d = 0
     while d >= 0:
+        if d == m:  # a stratum (the root where z is empty): its cells
+            st = buf[m]
+            o = off[m]
+            for b in range(ry):
+                yb = ybits[b]
+                if rx == 2:  # one accumulator per level: a single vectorized pass
+                    c = np.uint64(0)
+                    g0 = np.uint64(0)
+                    x0 = xbits[0]
+                    for w in range(words):
+                        t = st[w] & yb[w]
+                        c += _popcount(t)
+                        g0 += _popcount(t & x0[w])
+                    table[o + b] = np.int64(g0)
+                    table[o + ry + b] = np.int64(c - g0)
+                elif rx == 3:
+                    c = np.uint64(0)
+                    g0 = np.uint64(0)
+                    g1 = np.uint64(0)
+                    x0 = xbits[0]
+                    x1 = xbits[1]
+                    for w in range(words):
+                        t = st[w] & yb[w]
+                        c += _popcount(t)
+                        g0 += _popcount(t & x0[w])
+                        g1 += _popcount(t & x1[w])
+                    table[o + b] = np.int64(g0)
+                    table[o + ry + b] = np.int64(g1)
+                    table[o + 2 * ry + b] = np.int64(c - g0 - g1)
+                else:
+                    c = np.uint64(0)
+                    for w in range(words):
+                        c += _popcount(st[w] & yb[w])
+                    rest = np.int64(c)
+                    if rest == 0:
+                        continue
+                    for a in range(rx - 1):
+                        xa = xbits[a]
+                        got = np.uint64(0)
+                        for w in range(words):
+                            got += _popcount(st[w] & yb[w] & xa[w])
+                        table[o + a * ry + b] = np.int64(got)
+                        rest -= np.int64(got)
+                    table[o + (rx - 1) * ry + b] = rest
+            d -= 1
+            continue
         level[d] += 1
         v = zcols[d]
         lv_at = level[d]
@@ -123,66 +127,28 @@ def _tree_table(bits, n, x, y, zcols, cards, table):  # pragma: no cover - compi
             c += _popcount(t)
         if c == 0:
             continue
-        o = off[d] + lv_at * stride[d]
-        if d == m - 1:
-            _cells(child, bits[y], bits[x], words, rx, ry, o, table)
-        else:
-            off[d + 1] = o
-            level[d + 1] = -1
-            d += 1
+        off[d + 1] = off[d] + lv_at * stride[d]
+        level[d + 1] = -1
+        d += 1
 
 
 @njit(cache=True, nogil=True)
-def _scatter_table(codes, x, y, zcols, cards, table):  # pragma: no cover - compiled
-    """Count the flat (z, x, y) ``table`` (zeroed) from the codes (p, n): the cells' codes
-    column by column (vectorized), then one scatter of the rows into four copies of the
-    table while they are small against the rows (repeated cells do not serialize)."""
-    n = codes.shape[1]
-    cells = table.shape[0]
-    cell = np.zeros(n, np.int32)
-    for j in range(zcols.shape[0]):
-        card = np.int32(cards[zcols[j]])
-        zc = codes[zcols[j]]
-        for r in range(n):
-            cell[r] = cell[r] * card + np.int32(zc[r])
-    xc = codes[x]
-    yc = codes[y]
-    width = np.int32(cards[x] * cards[y])
-    ry = np.int32(cards[y])
-    for r in range(n):
-        cell[r] = cell[r] * width + np.int32(xc[r]) * ry + np.int32(yc[r])
-    if 4 * cells > n:
-        for r in range(n):
-            table[np.uint64(cell[r])] += 1
-        return
-    counts = np.zeros(4 * cells, np.uint32)
-    c1 = np.uint64(cells)
-    c2 = np.uint64(2 * cells)
-    c3 = np.uint64(3 * cells)
-    top = n - n % 4
-    for r in range(0, top, 4):
-        counts[np.uint64(cell[r])] += np.uint32(1)
-        counts[c1 + np.uint64(cell[r + 1])] += np.uint32(1)
-        counts[c2 + np.uint64(cell[r + 2])] += np.uint32(1)
-        counts[c3 + np.uint64(cell[r + 3])] += np.uint32(1)
-    for r in range(top, n):
-        counts[np.uint64(cell[r])] += np.uint32(1)
-    for c in range(cells):
-        table[c] = np.int64(counts[c]) + counts[cells + c] + counts[2 * cells + c] \
-            + counts[3 * cells + c]
-
-
-@njit(cache=True, nogil=True)
-def single_test(codes, bits, x, y, zcols, cards, rows, column, adjusted, min_per_cell,
-                trust_min, max_bias, chi2):  # pragma: no cover - compiled
-    """The results row (1, 6) of the test of column x against y given the columns
-    ``zcols`` (int64) of the code matrix ``codes`` (p, n), and 1 where "auto" flagged it
-    for calibration (as :func:`~mbstat.ci.tables._kernels.finish_tests`, whose arguments
-    follow ``cards``); -1 (and an empty row) where the table has more cells than the
-    rows fill densely (4 n, as :func:`~mbstat.ci.tables.counting._compiled_fits`), for
-    the caller's general path. ``bits`` are the level bitmaps (p, levels, words), or
-    (p, 0, 0) where the data has none."""
-    n = codes.shape[1]
+def single_test(bits, cols, cards, rows, params, addrs):  # pragma: no cover - compiled
+    """The results row (1, 6) of the test of column ``cols[0]`` (x) against ``cols[1]`` (y)
+    given the columns ``cols[2:]`` (z), counted from the level bitmaps ``bits`` (p,
+    levels, words) of ``rows[0]`` rows, and 1 where "auto" flagged it for calibration:
+    :func:`~mbstat.ci.tables._kernels.finish_tests` of its statistics, with ``rows`` (1,)
+    and ``params`` (the statistic's column, adjusted df, min_per_cell, trust_min,
+    max_bias: :func:`test_params`) as its arguments. -1 (and an empty row) where the batch
+    path counts instead: more cells than the rows fill densely (4 n, as
+    :func:`~mbstat.ci.tables.counting._compiled_fits`), a column of more levels than the
+    bitmaps hold, or a tree of more than :data:`TREE_WORDS_PER_ROW` words per row.
+    ``addrs`` (int64): the addresses :data:`~mbstat.ci.chi2.CHI2` then :data:`FINISH`'s
+    (:func:`addresses`)."""
+    n = np.int64(rows[0])
+    x = cols[0]
+    y = cols[1]
+    zcols = cols[2:]
     rx = cards[x]
     ry = cards[y]
     rz = 1
@@ -194,18 +160,44 @@ def single_test(codes, bits, x, y, zcols, cards, rows, column, adjusted, min_per
         top = max(top, card)
         internal += rz
     cells = rz * rx * ry
-    if cells > 4 * n or cells >= 2**31 or n >= 2**32:
+    words = bits.shape[2]
+    if (cells > 4 * n or cells >= 2**31 or n >= 2**32 or top > bits.shape[1]
+            or (internal + rz * ry) * words > TREE_WORDS_PER_ROW * n):
         return np.empty((0, 6)), -1
     table = np.zeros(cells, np.int64)
-    words = bits.shape[2]
-    if (top <= bits.shape[1] and words > 0
-            and (internal + rz * ry) * words <= TREE_WORDS_PER_ROW * n):
-        _tree_table(bits, n, x, y, zcols, cards, table)
-    else:
-        _scatter_table(codes, x, y, zcols, cards, table)
+    _tree_table(bits, n, x, y, zcols, cards, table)
     stats = np.zeros((1, 4))
     _score(table, rz, rx, ry, stats[0])
     rxs = np.empty(1)
     rxs[0] = rx
-    return finish_tests(stats, rxs, float(ry), float(rz), rows, column, adjusted,
-                        min_per_cell, trust_min, max_bias, chi2)
+    return _CALL_FINISH(addrs[2])(stats, rxs, float(ry), float(rz), rows, int(params[0]),
+                                  params[1] != 0.0, params[2], params[3], params[4],
+                                  (addrs[0], addrs[1]))
+
+
+_F64 = types.Array(types.float64, 1, "C")
+_F64_2 = types.Array(types.float64, 2, "C")
+#: :func:`~mbstat.ci.tables._kernels.finish_tests` called by address
+#: (:mod:`~mbstat.ci.tables._linked`), in the version the batch path calls (one compiled
+#: copy for both, not re-optimized inside :func:`single_test`).
+FINISH = Callee(finish_tests, types.Tuple((_F64_2, types.int64))(
+    _F64_2, _F64, types.float64, types.float64, _F64, types.int64, types.boolean,
+    types.float64, types.float64, types.float64, types.UniTuple(types.int64, 2)))
+_CALL_FINISH = FINISH.call
+_ADDRESSES = []
+
+
+def addresses() -> np.ndarray:
+    """The ``addrs`` of :func:`single_test`: the chi-square's C functions
+    (:data:`~mbstat.ci.chi2.CHI2`) and :data:`FINISH` (compiled or loaded on the first
+    call in a process)."""
+    if not _ADDRESSES:
+        _ADDRESSES.append(np.array([*CHI2, FINISH.address()], dtype=np.int64))
+    return _ADDRESSES[0]
+
+
+def test_params(column: int, adjusted: bool, min_per_cell: float, trust_min: float,
+                max_bias: float) -> np.ndarray:
+    """The ``params`` of :func:`single_test`: one float64 array, made once per test (one
+    argument to type per call, not five)."""
+    return np.array([column, float(adjusted), min_per_cell, trust_min, max_bias])

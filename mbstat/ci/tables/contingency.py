@@ -166,6 +166,15 @@ class ContingencyTest(CITest):
                 f"min_per_cell={self.min_per_cell!r}, calibration={self.calibration!r}, "
                 f"B={self.B!r}, seed={self.seed!r}, match={self.match!r})")
 
+    #: :meth:`single`'s constant arguments of the compiled call (the data set first, then
+    #: its codes, bitmaps, levels, rows and the test's parameters), made on its first call.
+    _single_args = None
+
+    def __getstate__(self):  # pickled without :attr:`_single_args` (its data set)
+        state = dict(self.__dict__)
+        state.pop("_single_args", None)
+        return state
+
     #: Honours ``na="pairwise"``: each test counts the rows complete for its own columns.
     pairwise = True
     #: Runs on a data set in partitions (Dask): tables or sufficient statistics per partition.
@@ -250,18 +259,27 @@ class ContingencyTest(CITest):
         """The results (1, 6) of one test of column ``x`` against y given z (positions) in
         one compiled call (:func:`~mbstat.ci.tables._query.single_test`), the numbers of
         :meth:`batch`; None where that path is needed (data in partitions or keeping
-        missing cells, another backend, or more cells than the rows fill densely)."""
+        missing cells, another backend, no level bitmaps, or tables the kernel leaves to
+        the batch path's scatter)."""
         ds = tester.dataset
-        if ds.missing is not None or ds.partitioned or tester.xp is not np:
+        held = self._single_args
+        if held is None or held[0] is not ds:  # the call's constant arguments, once per data
+            if (ds.missing is not None or ds.partitioned or tester.xp is not np
+                    or ds.level_bits is None):
+                return None
+            query = _query()
+            params = query.test_params(
+                int(self.stat == "x2"), self.df_rule == "adjusted",
+                -1.0 if self.min_per_cell is None else float(self.min_per_cell),
+                TRUST_MIN_PER_CELL if self.calibration == "auto" else -1.0, TRUST_MAX_BIAS)
+            held = self._single_args = (ds, query.single_test, ds.level_bits,
+                                        ds.cardinalities, _all_rows(ds.n_rows), params,
+                                        query.addresses())
+        elif tester.xp is not np:
             return None
-        query = _query()
-        bits = ds.level_bits
-        out, flagged = query.single_test(
-            ds.codes.T, _NO_BITS if bits is None else bits, x, y,
-            np.array(z, dtype=np.int64), ds.cardinalities, _all_rows(ds.n_rows),
-            int(self.stat == "x2"), self.df_rule == "adjusted",
-            -1.0 if self.min_per_cell is None else float(self.min_per_cell),
-            TRUST_MIN_PER_CELL if self.calibration == "auto" else -1.0, TRUST_MAX_BIAS, CHI2)
+        _, kernel, bits, cards, rows, params, addrs = held
+        out, flagged = kernel(bits, np.array((x, y, *z), dtype=np.int64), cards, rows, params,
+                              addrs)
         if flagged < 0:
             return None
         if flagged or self.calibration in ("semiparametric", "permutation"):
@@ -435,9 +453,6 @@ class ContingencyTest(CITest):
 
 
 _QUERY = None
-#: Level bitmaps of a data set that has none (:func:`~mbstat.ci.tables._query.single_test`
-#: then scatters the rows).
-_NO_BITS = np.zeros((0, 0, 0), dtype=np.uint64)
 
 
 def _query():
