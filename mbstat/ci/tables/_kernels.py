@@ -1739,6 +1739,7 @@ _ADDRESSES = []
 
 
 _LOCAL = threading.local()
+_GENERATION = [0]
 
 
 def _cell_cache():
@@ -1746,9 +1747,17 @@ def _cell_cache():
     (:func:`~mbstat.ci.tables._table_moments.cell_cache`, kept from call to call: what a
     cell holds depends on its margins alone, so the numbers are those formed afresh)."""
     cache = getattr(_LOCAL, "cache", None)
-    if cache is None:
+    if cache is None or _LOCAL.generation != _GENERATION[0]:
         cache = _LOCAL.cache = cell_cache()
+        _LOCAL.generation = _GENERATION[0]
     return cache
+
+
+def reset_cell_caches() -> None:
+    """Empty every thread's cache of the cells' laws (each forms a new one on its next
+    call): for benchmarks that time a search from a cold start; results never depend on
+    it."""
+    _GENERATION[0] += 1
 
 
 def _addresses() -> np.ndarray:
