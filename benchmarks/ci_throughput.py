@@ -11,9 +11,11 @@ reference, bnlearn's C code runs about 16,000 to 35,000 such tests per second on
 machine type.
 
 With ``--against DIR`` (a folder holding another version of the ``mbstat`` package, say
-``git archive <commit> | tar -x -C DIR``), only the single tests are timed, in fresh
+``git archive <commit> mbstat | tar -x -C DIR``), only the single tests are timed, in fresh
 processes of that version and of this one, alternating ``--repeats`` times: the best thread
-CPU time per test of each at |Z| = 0..3 and their ratio.
+CPU time per test of each at |Z| = 0..3 and their ratio. A single test of one column takes
+the contingency test's one compiled call (``mbstat/ci/tables/_query.py``, issue #25's
+target: at most 30 us at |Z| <= 3); the batches take the batch kernels.
 """
 from __future__ import annotations
 

@@ -159,3 +159,20 @@ def test_a_pickled_test_leaves_its_data_behind():
     copy = pickle.loads(pickle.dumps(tester.test_obj))
     assert "_single_args" not in vars(copy)
     assert CITester(df, copy).test("v0", "v1", ["v2"]).batch.table.tolist() == row
+
+
+def test_a_subclass_that_counts_its_own_way_keeps_its_batch_path():
+    """A ContingencyTest subclass overriding ``batch`` answers single tests through it."""
+    from mbstat.ci.tables import ContingencyTest
+
+    class Halved(ContingencyTest):
+        def batch(self, tester, xs, y, z):
+            out = super().batch(tester, xs, y, z)
+            out["statistic"] /= 2
+            return out
+
+    df = frame(400, (3, 2, 3), seed=4)
+    plain = CITester(df, ContingencyTest()).test("v0", "v1", ["v2"])
+    halved = CITester(df, Halved()).test("v0", "v1", ["v2"])
+    assert halved.statistic == plain.statistic / 2
+    assert CITester(df, "mc-g2", B=20).test("v0", "v1", ["v2"]).calibration == "permutation"
