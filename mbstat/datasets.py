@@ -110,6 +110,10 @@ def load_network(name) -> BayesianNetwork:
     path = Path(os.fspath(name))
     if path.is_file():
         return read_bif(path)
+    if path.suffix.lower() in (".bif", ".gz") or len(path.parts) > 1:  # meant as a path
+        why = "is a folder" if path.is_dir() else "does not exist"
+        raise ValueError(f"name: the file {os.fspath(name)!r} {why}; give the path to a "
+                         f".bif/.bif.gz file or one of {', '.join(available)}")
     raise ValueError(
         f"name must be one of {', '.join(available)} or the path to a .bif/.bif.gz file; "
         f"got {os.fspath(name)!r}"

@@ -108,3 +108,16 @@ def test_summary_says_why_a_member_has_no_test():
     assert shown.loc["asia", "statistic"] == "NA" and shown.loc["asia", "p-value"] == "NA"
     assert "nan" not in str(res.summary())
     assert table.loc["lung", "given"].startswith("{")
+
+
+def test_load_network_says_a_missing_file_is_missing(tmp_path):
+    # a path to a missing .bif file got "name must be one of alarm, ..., or the path to a
+    # .bif/.bif.gz file", which it was
+    from mbstat.datasets import load_network
+
+    with pytest.raises(ValueError, match="does not exist"):
+        load_network(tmp_path / "nets" / "mine.bif")
+    with pytest.raises(ValueError, match="is a folder"):
+        load_network(tmp_path)
+    with pytest.raises(ValueError, match="alarm, asia"):
+        load_network("alarmx")
