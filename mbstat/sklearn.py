@@ -42,7 +42,9 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         ("auto": fisher_z on continuous data, mi-cg on mixed data) and None leave
         them as they are (PPFS, for one, uses continuous features directly).
     params : dict, optional
-        Further arguments of the method (e.g. ``{"m": 2}`` for gs_m).
+        Further arguments of the method (e.g. ``{"m": 2}`` for gs_m); one that is also
+        given as the selector's own (``alpha``, ``test``, ``backend``, ``discretize``) is an
+        error.
     backend : {"auto", "cpu", "gpu"}, optional
     stability : int or dict, optional
         Keep the stable blanket instead of one run's: the number of resamples R, or the
@@ -92,6 +94,13 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
                              f"got shape {y.shape}")
         frame[target] = y
         kwargs = dict(self.params or {})
+        for name in ("alpha", "test", "backend"):  # one of the two, not both (silently)
+            if getattr(self, name) is not None and name in kwargs:
+                raise ValueError(f"{name} is given twice: {name}={getattr(self, name)!r} and "
+                                 f"params[{name!r}]={kwargs[name]!r}; give one")
+        if self.discretize != "auto" and "discretize" in kwargs:
+            raise ValueError(f"discretize is given twice: discretize={self.discretize!r} and "
+                             f"params['discretize']={kwargs['discretize']!r}; give one")
         if self.test is not None:
             kwargs["test"] = self.test
         if self.alpha is not None:

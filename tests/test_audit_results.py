@@ -121,3 +121,17 @@ def test_load_network_says_a_missing_file_is_missing(tmp_path):
         load_network(tmp_path)
     with pytest.raises(ValueError, match="alarm, asia"):
         load_network("alarmx")
+
+
+def test_selector_refuses_an_argument_given_twice():
+    # MarkovBlanketSelector(alpha=0.01, params={"alpha": 0.2}) ran at 0.01 without a word
+    from mbstat.datasets import sample_network
+    from mbstat.sklearn import MarkovBlanketSelector
+
+    data = sample_network("asia", 300, seed=1)
+    X, y = data.drop(columns="either"), data["either"]
+    with pytest.raises(ValueError, match=r"alpha is given twice: alpha=0.01 and params\['alpha'\]"):
+        MarkovBlanketSelector(alpha=0.01, params={"alpha": 0.2}).fit(X, y)
+    with pytest.raises(ValueError, match="test is given twice"):
+        MarkovBlanketSelector(test="g2", params={"test": "x2"}).fit(X, y)
+    assert MarkovBlanketSelector(params={"alpha": 0.01}).fit(X, y).result_.alpha == 0.01
