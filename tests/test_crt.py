@@ -659,3 +659,75 @@ def test_value_losses_equal_predicting_every_row_at_every_value(model, discrete_
                             np.tile(yt, len(uniq) + 1), "classification").reshape(-1, len(yt))
     assert np.array_equal(_value_losses(eng.learner, "classification", fitted, Xt, xpos, yt,
                                         uniq), every)
+
+
+def test_stopping_at_a_clear_part_changes_no_p_value():
+    """A test stops at its first part that reaches the least p-value a part can take (the
+    early stop's 1 / (early + 1)): the test's p-value is then J / (early + 1) whatever the
+    other parts, so each p-value equals the one that draws every part (``staged=False``), on
+    nulls and alternatives, discrete and continuous x, and the parts drawn are the first
+    parts of the full run, the same."""
+    from mbstat.datasets import sample_network
+
+    alarm = as_dataset(sample_network("alarm", 600, seed=3))
+    hr = alarm.index("HR")
+    queries = [(alarm, hr, [(alarm.index(c),) for c in ("CO", "HREKG", "BP", "TPR")],
+                tuple(alarm.index(c) for c in ("HRSAT", "HRBP", "CATECHOL", "STROKEVOLUME",
+                                               "ERRLOWOUTPUT", "PVSAT", "SAO2", "ARTCO2",
+                                               "MINVOL")))]  # strata too many: models
+    for seed, effect in ((1, 0.0), (3, 1.0), (4, 2.0), (5, 2.0)):
+        ds = as_dataset(issue_data(seed, n=300, effect=effect))
+        queries.append((ds, 2, [(0,)], (1,)))
+    clear = 0
+    for ds, y, xs, z in queries:
+        staged, full = CRTEngine(ds, y, seed=5), CRTEngine(ds, y, seed=5)
+        full.staged = False
+        for a, b in zip(staged.test_many(xs, z), full.test_many(xs, z)):
+            assert a[1] == b[1] and a[0] == b[0]
+            drawn = np.isfinite(a[4])
+            np.testing.assert_array_equal(a[4][drawn], b[4][:drawn.sum()])
+            clear += not drawn.all()
+        assert staged.n_fits <= full.n_fits == 6 * len({tuple(sorted(set(x) | set(z)))
+                                                        for x in xs})
+    assert clear >= 2  # the stop was met
+
+
+def test_a_model_that_never_split_on_a_removed_column_is_its_refit():
+    """The shrink phase refits only what a removal changes: an XGBoost model of a part that
+    never split on the removed column is the model a refit without it gives (the same trees:
+    the same predictions, bit for bit), so the engine carries it over; the tests' p-values
+    are those of engines that refit everything."""
+    from mbstat.ci.models.crt import _xgboost_splits
+    from mbstat.datasets import sample_network
+
+    ds = as_dataset(sample_network("alarm", 800, seed=1))
+    names = ["TPR", "MINVOLSET", "VENTMACH", "VENTLUNG", "MINVOL", "PVSAT", "SAO2", "ARTCO2",
+             "CATECHOL", "HRBP", "HREKG", "HRSAT", "CO", "BP"]
+    big = tuple(sorted(ds.index(c) for c in names))
+    eng = CRTEngine(ds, ds.index("HR"), seed=3)
+    X = eng.X[:, np.concatenate([eng.groups[c] for c in big])]
+    part = eng.parts[0]
+    fitted = eng.learner.fit(X[part != 0], eng.labels[part != 0], int(eng.fit_seeds[0, 0]))
+    used = set(_xgboost_splits(fitted)[0].tolist())
+    unused = [j for j, c in enumerate(big) if j not in used]
+    assert unused  # columns it never split on
+    keep = [j for j in range(len(big)) if j != unused[0]]
+    refit = eng.learner.fit(X[part != 0][:, keep], eng.labels[part != 0],
+                            int(eng.fit_seeds[0, 0]))
+    np.testing.assert_array_equal(fitted.inplace_predict(X), refit.inplace_predict(X[:, keep]))
+    # a shrink: each member given the rest, removing the last tested, carried and refitted
+    xs = [(big[j],) for j in unused[:2]]
+    carried, refitted = CRTEngine(ds, ds.index("HR"), seed=3), CRTEngine(ds, ds.index("HR"),
+                                                                         seed=3)
+    refitted._carried = lambda features, key: None
+    for engine in (carried, refitted):
+        blanket = list(big)
+        engine.out = []
+        for x in xs:
+            engine.out += engine.test_many([x], tuple(c for c in blanket if c != x[0]))
+            blanket.remove(x[0])
+        engine.out += engine.test_many([(big[keep[0]],)], tuple(c for c in blanket
+                                                                 if c != big[keep[0]]))
+    for a, b in zip(carried.out, refitted.out):
+        assert a[1] == b[1] and a[0] == b[0]
+    assert carried.n_fits < refitted.n_fits

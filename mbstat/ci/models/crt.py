@@ -78,7 +78,15 @@ default XGBoost; ``vignettes/ppi_calibration.py`` for the final figures):
   sequential stop (the conservative side): a model that ignores x ties every draw, so each
   part stops after 10 draws with p = 1, and so does the test.
 * The model is refitted per part and per feature set (the models of a feature set are kept:
-  a shrink phase tests every member in the blanket's models). Its held-out rows are
+  a shrink phase tests every member in the blanket's models), part by part as the test
+  needs them: a test stops at its first part whose draws reach the early stop below (the
+  least p-value a part can take, every other part's p-value being larger), since its
+  p-value is then J / (early + 1) whatever the other parts (the same p-values as drawing
+  every part, tests/test_crt.py; its ``increase`` is the mean over the parts drawn). A
+  clear member costs one fit and 239 draws, not six of each. (Stopping instead once the
+  first split's parts are all far from alpha / J, which keeps the p-value valid, lost
+  members on ALARM HR: ERRCAUTER's parts given the blanket were 0.77 on the first split
+  and 0.004 on a later one.) Its held-out rows are
   predicted once, and the draws cost no further prediction where they can be read from a
   table (issue 27; each exact, tested against predicting every drawn row):
 
@@ -429,13 +437,26 @@ class CRTEngine(LOCOEngine):
         clear = 1.0 / (self.early + 1) if self.early else -1.0
         done, wave = [], max(1, self.n_jobs)
 
+        xcols = np.concatenate([self.groups[c] for c in x])
+        layouts = {features: (X, xpos)}
+
+        def layout(columns):  # the model matrix of the columns a (carried) model was fitted on
+            hit = layouts.get(columns)
+            if hit is None:
+                c = np.concatenate([self.groups[j] for j in columns])
+                hit = layouts[columns] = (np.ascontiguousarray(self.X[:, c]),
+                                          np.flatnonzero(np.isin(c, xcols)))
+            return hit
+
         def task(r, k):  # drawn here, in part order, from one stream: the same whatever n_jobs
             test = np.flatnonzero(self.parts[r] == k)
             drawn = draw(test, self.B, rng)
             own = int(rng.integers(0, 2**31 - 1))
             common = int(shared.integers(0, 2**31 - 1))
             seed = common if np.ndim(drawn[1]) == 1 else own
-            return (self.learner, self.task, self.B, models[r, k], X[test], xpos,
+            fitted, columns = models[r, k]
+            Xl, xl = layout(columns)
+            return (self.learner, self.task, self.B, fitted, Xl[test], xl,
                     self.y[test], drawn, seed, rng.random(), self.early)
 
         for r in range(self.repeats):  # a split at a time, its parts in waves of n_jobs
@@ -478,17 +499,51 @@ class CRTEngine(LOCOEngine):
         return models
 
     def _fit(self, features, X, types, models, keys) -> None:
-        """Fit the models of the (split, part) ``keys`` not yet in ``models``."""
+        """The models of the (split, part) ``keys`` not yet in ``models``, as (model, the
+        data columns it was fitted on): carried from a larger feature set where
+        :meth:`_carried` finds one, else fitted."""
+        keys = [key for key in keys if key not in models]
+        for key in keys:
+            hit = self._carried(features, key)
+            if hit is not None:
+                models[key] = hit
         keys = [key for key in keys if key not in models]
         if not keys:
             return
         fits = self._map(self.learner.fit, [
             (X[self.parts[r] != k], self.labels[self.parts[r] != k], int(self.fit_seeds[r, k]),
              types) for r, k in keys])
-        models.update(zip(keys, fits))
+        models.update((key, (fit, features)) for key, fit in zip(keys, fits))
         self.n_fits += len(keys)
         if self.device_used is None:
             self.device_used = self.learner.device_of(fits[0])
+
+    def _carried(self, features: tuple, key):
+        """The model of part ``key`` of a larger feature set kept, with its columns, when it
+        splits on none of the columns that ``features`` lacks; else None (issue 27: the
+        shrink phase refits only what a removal changes).
+
+        XGBoost grows each tree greedily, the split of largest gain over every column, and the
+        same rows, seed and validation rows make the same fit: a column it never split on
+        changed no choice, so the fit on ``features`` (without it) is the same trees, node
+        for node (tests/test_crt.py). The model reads those columns and ignores them: its
+        predictions are a function of ``features``, fitted on the training part only, as
+        the test needs. A column removed from the blanket (independent of y given the rest)
+        is often never split on: on ALARM HR, 2-5 of 17 columns per part."""
+        if self.learner.kind != "xgboost" or self.learner.device != "cpu":
+            return None
+        wanted = set(features)
+        for other, models in reversed(self._models.items()):  # the latest sets first
+            if other == features or not wanted < set(other) or key not in models:
+                continue
+            fitted, columns = models[key]
+            extra = [j for j in columns if j not in wanted]
+            cols = np.concatenate([self.groups[j] for j in columns])
+            unused = np.flatnonzero(np.isin(cols, np.concatenate([self.groups[j]
+                                                                  for j in extra])))
+            if not np.isin(unused, _xgboost_splits(fitted)[0]).any():
+                return fitted, columns
+        return None
 
     @property
     def dataset_width(self) -> int:
@@ -517,20 +572,21 @@ class CRTEngine(LOCOEngine):
             code, G = code.reshape(-1), len(levels)
             if G < 2:
                 return lambda test, B, rng: (xblock[test], np.zeros((B, len(test)), np.intp))
+            from sklearn import config_context
             from sklearn.linear_model import LogisticRegression
-            from threadpoolctl import threadpool_limits
 
             # Newton steps on the Cholesky factor (the design is narrow, the rows many): the
             # same fit as lbfgs in a tenth of its time (0.011 s against 0.14 s on 3,000 rows);
             # on one BLAS thread: its small products lose to the threads' start-up and, on a
             # busy machine, to their waits (2,400 x 41, 3 levels, 2 cores at load 14: 0.15 s
-            # against 2.0 s with OpenBLAS's 2 threads)
-            # on the distinct rows of (z, x), weighted by their counts: the same likelihood
-            # (a discrete z repeats rows: ALARM's shrink tests 2-17x fewer rows), and the
-            # probabilities of each distinct z, read back by row
+            # against 2.0 s with OpenBLAS's 2 threads). On the distinct rows of (z, x),
+            # weighted by their counts: the same likelihood (a discrete z repeats rows:
+            # ALARM's shrink tests 2-17x fewer rows), and the probabilities of each distinct
+            # z, read back by row
             rows, counts, _ = _weighted_rows(np.column_stack([design, code]))
             zrows, _, z_of = _weighted_rows(design)
-            with threadpool_limits(limits=1, user_api="blas"):
+            with _one_blas_thread(), config_context(skip_parameter_validation=True,
+                                                    assume_finite=True):
                 model = LogisticRegression(C=100.0, solver="newton-cholesky",
                                            fit_intercept=False, max_iter=100).fit(
                     rows[:, :-1], rows[:, -1].astype(np.intp), sample_weight=counts)
@@ -623,6 +679,20 @@ class CRTEngine(LOCOEngine):
                 codes, G = self._levels((j,))[1:]
                 blocks.append((codes[:, None] == np.arange(1, G)[None, :]).astype(np.float64))
         return np.hstack(blocks)
+
+
+def _one_blas_thread():
+    """A context in which BLAS runs on one thread, from one threadpoolctl controller made on
+    first use (making one scans the loaded libraries: 5 ms, as much as a sampler's fit)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+_CONTROLLER = None
 
 
 def _weighted_rows(values) -> tuple:
