@@ -34,7 +34,7 @@ and each cell's own law, Hypergeometric(N, a_i, b_j).
 
 A cell's part (its law, E h, Var h and the projection) depends on (N, a_i, b_j) alone; the
 calibration's kernels keep a cache of it per thread (:func:`cell_cache`), read back bit for
-bit where the same cell comes again (in the strata of a search, 70-95% of the cells), so
+bit where the same cell comes again (in the strata of a search, 64-93% of the cells), so
 that a stratum costs its sums over rows and columns. Those sums' factors x^(p+q) /
 (x^(p) x^(q)) are formed once per line (:func:`_line_factors`), in the same order of
 operations as before: the moments are the same bits with or without the cache.
