@@ -69,8 +69,7 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         Fits running at once (-1: all CPUs). Default: all CPUs for "xgboost"
         (threads), 1 for other models (worker processes cost more than small
         fits). Processes take whole folds when K >= n_jobs; threads (and processes
-        when K < n_jobs) share the tests of each phase, or the splits of one test. The
-        CRT's folds run on threads, all K at once below 10,000 rows.
+        when K < n_jobs) share the tests of each phase, or the splits of one test.
     seed : None, int or numpy Generator
         Folds, splits, permutations and model seeds; same seed, same result
         (whatever ``n_jobs``). None draws a seed, recorded in ``result.seed`` and
@@ -221,8 +220,6 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     threads = _threads(model, parallel)
     across_folds = _across_folds(n_jobs, len(rows), threads, test)
     workers = min(n_jobs, len(rows)) if across_folds else 1
-    if across_folds and threads and test == "crt" and ds.n_rows < _ALL_FOLDS_ROWS:
-        workers = len(rows)  # every fold at once: see _ALL_FOLDS_ROWS
     inner_jobs = max(1, n_jobs // workers) if across_folds else n_jobs
     bar = _AutoBar(progress, len(rows) * (len(cands) + 1), f"ppfs: blanket of {target_name}")
     jobs = [(_subset_rows(ds, r), target_name, cands, alpha, fold_seeds[i], test,
@@ -349,13 +346,6 @@ class _AutoBar:
 #: Equal-frequency bins of a continuous column in the spouse phase's screen
 #: (:func:`pairwise_screen`).
 SCREEN_BINS = 5
-#: Below this many rows the CRT's folds all run at once on threads, whatever ``n_jobs``: each
-#: fold's XGBoost fits then run on one thread (:func:`mbstat.ci.models.estimators.make_model`)
-#: and a fold's work is mostly serial (one test at a time), so K threads keep the CPUs busy
-#: where n_jobs workers over K folds wait on the last, uneven ones (ALARM HR, 2 CPUs at load
-#: ~4, K = 5: 20-21 s against 28-38 s with 2 workers; the same results: each fold has its
-#: seed). Above it each fit takes several threads and the folds share the CPUs as n_jobs says.
-_ALL_FOLDS_ROWS = 10_000
 #: progress=None shows a bar when a run is estimated to take longer than this (seconds).
 _SHOW_AFTER = 10.0
 _clock = time.perf_counter
