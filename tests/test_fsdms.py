@@ -465,3 +465,13 @@ def test_fsdms_interrupt_returns_the_ranking_so_far(monkeypatch):
     assert len(res.ranking) == 3 and not res.complete
     assert "interrupted" in res.stopped
     assert "interrupted (KeyboardInterrupt) after 3 steps of 47" in str(res.summary())
+
+
+def test_wfsdms_records_the_seed_it_drew():
+    # seed=None draws a seed, recorded and printed: the run replays with it
+    data = make_corral("corral", seed=0)
+    first = wfsdms(data, "class", cv=5)
+    seed = first.params["seed"]
+    assert isinstance(seed, int) and f"seed = {seed}" in str(first.summary())
+    again = wfsdms(data, "class", cv=5, seed=seed)
+    pd.testing.assert_frame_equal(first.scores, again.scores)

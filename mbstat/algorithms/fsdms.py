@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import check_int, check_n_jobs, check_number, check_seed
+from .._validation import check_int, check_n_jobs, check_number, check_seed, drawn_seed
 from ..data import as_dataset
 from ..dependency import make_engine, prepare_dependency
 from ..ci.models.estimators import check_classifier
@@ -269,7 +269,8 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, candid
     max_features : int, optional
         Evaluate only the first ``max_features`` nested subsets.
     seed : None, int or numpy.random.Generator
-        Shuffles the folds.
+        Shuffles the folds; same seed, same scores. None draws a seed, recorded in
+        ``result.params`` and printed so that the run can be replayed.
     n_jobs : int, optional
         Workers of :func:`sklearn.model_selection.cross_val_score` (None, -1:
         all CPUs, or >= 1).
@@ -302,6 +303,7 @@ def wfsdms(data, target, estimator=None, cv=10, alpha=1.0, theta=None, *, candid
     if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
         cv = check_int("cv", cv, low=2)
         _check_folds(cv, ds, ds.index(target, "target"))
+        seed = drawn_seed(seed)
         rng = check_seed(seed)
         splitter = StratifiedKFold(cv, shuffle=True, random_state=int(rng.integers(2**31 - 1)))
         cv_text = f"{cv}-fold stratified cross-validation (shuffled, seed = {seed!r})"
