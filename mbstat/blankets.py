@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ._frozen import FrozenMapping
+from ._frozen import FrozenMapping, fields_equal
 from ._validation import check_choice, check_n_jobs
 from .algorithms import LEARNERS
 from .bn import BayesianNetwork
@@ -27,7 +27,7 @@ from .stability import arc_strengths
 __all__ = ["BlanketCollection", "blankets"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BlanketCollection(ByTarget):
     """The blankets of several targets, learned by one method.
 
@@ -45,6 +45,12 @@ class BlanketCollection(ByTarget):
 
     def __post_init__(self):
         object.__setattr__(self, "results", FrozenMapping(self.results))
+
+    def __eq__(self, other):  # by value, as the results: the seconds taken are not part of it
+        return fields_equal(self, other, ignore=("elapsed",))
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.method, tuple(self.results)))
 
     def __repr__(self) -> str:
         sizes = [len(r.selected) for r in self.results.values()]
@@ -126,7 +132,7 @@ class BlanketCollection(ByTarget):
             index=pd.Index(list(self.results), name="target"),
         )
         asym = self.asymmetric_pairs()
-        footer = [f"Symmetry: {'every pair agrees' if asym.empty else f'{len(asym)} asymmetric pairs'}"
+        footer = [f"Symmetry: {'every pair agrees' if asym.empty else plural(len(asym), 'asymmetric pair')}"
                   " (X in MB(Y) iff Y in MB(X))."]
         first = next(iter(self.results.values()), None)
         header = [("Method", self.method), ("Targets", str(len(self.results))),

@@ -88,3 +88,14 @@ def test_targets_by_name_and_position(asia):
     coll = mbstat.blankets(asia, [7, "tub"], test="oracle")
     assert list(coll) == ["dysp", "tub"]
     assert list(mbstat.blankets(asia, 1, test="oracle")) == ["tub"]
+
+
+def test_collections_compare_by_value_and_hash(asia):
+    # as every result: equal to a rerun and to its unpickled copy (the seconds taken are not
+    # part of the value), and hashable
+    data = mbstat.datasets.sample_network("asia", 2000, seed=3)
+    coll = mbstat.blankets(data, ["lung", "either"])
+    assert coll == mbstat.blankets(data, ["lung", "either"])
+    assert coll == pickle.loads(pickle.dumps(coll))
+    assert coll != mbstat.blankets(data, ["lung"])
+    assert hash(coll) == hash(pickle.loads(pickle.dumps(coll)))
