@@ -182,3 +182,15 @@ def test_encoding_keeps_missing_cells(holed):
     with pytest.raises(ValueError, match="na='pairwise' for test-wise deletion"):
         as_dataset(holed)
     assert ds.subset(["HR", "CO"]).missing.shape == (len(holed), 2)
+
+
+def test_pairwise_refusal_says_auto_chose_the_test_and_names_the_continuous_column():
+    # integers with a NaN are floats to pandas, so continuous: test="auto" picks mi-cg, which
+    # cannot delete test-wise; the error says that the choice was auto's and names the column
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"T": pd.Categorical(rng.integers(0, 2, 200)),
+                       "a": pd.Categorical(rng.integers(0, 2, 200)),
+                       "b": rng.integers(0, 3, 200).astype(float)})
+    df.loc[3, "b"] = np.nan
+    with pytest.raises(ValueError, match=r"test=\"auto\" chose 'mi-cg'.*continuous: b\)"):
+        mbstat.iamb(df, "T", na="pairwise")

@@ -47,6 +47,11 @@ class CITester:
         Arguments of the test (see :data:`mbstat.ci.TESTS`).
     """
 
+    def _continuous_names(self) -> list:
+        """The names of the continuous columns (a column of integers with NaN is read by
+        pandas as floats, so continuous)."""
+        return [n for n, k in zip(self.dataset.names, self.dataset.kinds) if k == "continuous"]
+
     def __init__(self, data, test="auto", *, alpha=0.05, backend=None, discretize=None,
                  na="raise", **test_args):
         self.alpha = check_alpha(alpha)
@@ -87,9 +92,12 @@ class CITester:
         self.rows_column = self.test_obj.kind != "oracle" and (
             na == "pairwise" or self.dataset.keeps_missing)
         if self.rows_column and not getattr(self.test_obj, "pairwise", False):
+            chosen = "" if self.test_reason is None else (
+                f" ({self.test_reason}; continuous: "
+                f"{', '.join(self._continuous_names()[:5])})")
             raise ValueError(f"test {self.test_obj.name!r} cannot honour na='pairwise' "
-                             "(test-wise deletion); use a contingency test (g2, x2) or "
-                             "fisher_z, or na='drop'")
+                             f"(test-wise deletion){chosen}; use a contingency test (g2, x2) "
+                             "or fisher_z, or na='drop'")
         if getattr(self.dataset, "partitioned", False) and self.test_obj.kind != "oracle" \
                 and not getattr(self.test_obj, "partitioned", False):
             raise ValueError(f"test {self.test_obj.name!r} needs the rows in memory; on data in "
