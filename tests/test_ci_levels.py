@@ -268,3 +268,24 @@ def test_mi_cg_discrete_pair_given_continuous_z_holds_its_level():
                        for i in range(k)])
     assert (p1 >= p0).all()  # the bootstrap mean exceeds the df here: only a scaling down
     assert int((p1 <= 0.05).sum()) <= 6 < int((p0 <= 0.05).sum()), (p0, p1)
+
+
+def test_a_rare_level_keeps_a_dense_stratum_off_the_chi_square_moments():
+    # ALARM (2,000 rows, CO = LOW): 366 rows, 41 per cell, but a y level of 2 rows (least
+    # expected count 0.05). Williams' expansion put G2's null mean at 10.45 where the law's
+    # is 3.08, and the p-value at 0.986 against the permutations' 0.19: now the exact moments
+    counts = np.array([[304, 41, 1], [7, 2, 0], [9, 1, 1]])
+    x, y = np.nonzero(counts)
+    reps = counts[x, y]
+    df = pd.DataFrame({"x": pd.Categorical(np.repeat(x, reps)),
+                       "y": pd.Categorical(np.repeat(y, reps))})
+    r = ci_test(df, "x", "y", [], calibration="semiparametric")
+    moments = np.zeros(4)
+    from mbstat.ci.tables._kernels import clogc_table
+    from mbstat.ci.tables._table_moments import table_moments
+
+    assert table_moments(counts.sum(1), counts.sum(0), 366, clogc_table(367), moments)
+    assert r.df == pytest.approx(moments[0], rel=1e-9)  # df shows the null mean
+    assert 0.1 < r.pvalue < 0.3
+    mc = ci_test(df, "x", "y", [], test="mc-g2", B=2000, seed=1).pvalue
+    assert abs(r.pvalue - mc) < 0.06

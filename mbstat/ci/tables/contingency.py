@@ -16,8 +16,8 @@ The p-value of a test comes from one of three calibrations, recorded in its resu
   var), which holds the level where the mean alone is far too conservative (below 2 rows
   per cell: 0.4% rejections at 0.5 rows per cell against 4.7%, and a third of the power
   of the permutation test at 1 row per cell). Only the strata with fewer than
-  :data:`DENSE_STRATUM` rows per cell are permuted; the chi-square moments of the others
-  are added (the strata are independent under the permutations). A sparse stratum whose
+  :data:`DENSE_STRATUM` rows per cell, or an expected count below 5, are permuted; the
+  chi-square moments of the others are added (the strata are independent under the permutations). A sparse stratum whose
   table is 2 x 2 adds its exact moments instead: permuting x within it draws its first
   cell from a hypergeometric law (both margins fixed), so the moments are sums over that
   law's support, what B permutations estimate (the limit B -> infinity: no Monte Carlo

@@ -40,9 +40,10 @@ _CODE_LIMIT = 2**40
 _DENSE_FACTOR = 4
 
 #: The semiparametric calibration permutes only the strata of fewer than this many rows per
-#: (non-empty) cell; the others follow the chi-square (df with Williams' correction, var
-#: 2 df) and are added to the permuted part: most rows of skewed data are in a few dense
-#: strata (ALARM: 90% of the rows of the tests IAMB calibrates at 20,000 rows).
+#: (non-empty) cell, or with an expected count below ``_kernels.DENSE_EXPECTED``; the others
+#: follow the chi-square (df with Williams' correction, var 2 df) and are added to the
+#: permuted part: most rows of skewed data are in a few dense strata (ALARM: 90% of the rows
+#: of the tests IAMB calibrates at 20,000 rows).
 DENSE_STRATUM = 20.0
 
 
@@ -690,6 +691,10 @@ def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
         df = (r - 1.0) * (c - 1.0)
         dense = np.zeros(rz, dtype=bool) if exact else big_n >= DENSE_STRATUM * r * c
         dense &= df > 0
+        with np.errstate(invalid="ignore"):  # as the kernels' _stratum_kind
+            low_x = np.where(nxz > 0, nxz, np.inf).min(axis=1, initial=np.inf)
+            low_y = np.where(nyz > 0, nyz, np.inf).min(axis=1, initial=np.inf)
+            dense &= low_x * low_y >= _kernels().DENSE_EXPECTED * big_n
         moments = np.zeros(4)
         if dense.any():
             with np.errstate(divide="ignore"):
