@@ -29,6 +29,9 @@ from mbstat.ci.engine import CITester
 from mbstat.ci.tables import _kernels
 
 learner, phase, test, B = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+# a user's Python, where Ctrl-C raises KeyboardInterrupt: a process started with SIGINT
+# ignored (a parent that ignored it, as the test runner can be) keeps ignoring it, rightly
+signal.signal(signal.SIGINT, signal.default_int_handler)
 rng = np.random.default_rng(0)
 n = 3000
 a, b, c = (rng.integers(0, 8, n) for _ in range(3))

@@ -139,11 +139,11 @@ def test_radial_layout_places_spouses_outside_near_their_child():
 
 
 def test_pvalue_chart_turns_symlog_when_one_member_dominates(alarm_data):
-    res = mbstat.iamb(alarm_data, "CO")  # STROKEVOLUME at p ~ 1e-691
+    res = mbstat.iamb(alarm_data, "CO")  # STROKEVOLUME at p ~ 1e-569 (calibrated)
     ax = res.plot()
     assert ax.get_yscale() == "symlog" and "symlog" in ax.get_ylabel()
     heights = [p.get_height() for p in ax.patches]
-    assert max(heights) > 600 and min(heights) < 1  # both visible on one axis
+    assert max(heights) > 500 and min(heights) < 1  # both visible on one axis
     assert res.plot(kind="trace").get_yscale() == "symlog"
     assert res.plot(scale="linear").get_yscale() == "linear"
     weak = mbstat.iamb(alarm_data.iloc[:300], "HISTORY")  # strongest p ~ 1e-15
