@@ -132,8 +132,8 @@ class BlanketCollection(ByTarget):
             index=pd.Index(list(self.results), name="target"),
         )
         asym = self.asymmetric_pairs()
-        footer = [f"Symmetry: {'every pair agrees' if asym.empty else plural(len(asym), 'asymmetric pair')}"
-                  " (X in MB(Y) iff Y in MB(X))."]
+        agree = "every pair agrees" if asym.empty else plural(len(asym), "asymmetric pair")
+        footer = [f"Symmetry: {agree} (X in MB(Y) iff Y in MB(X))."]
         first = next(iter(self.results.values()), None)
         header = [("Method", self.method), ("Targets", str(len(self.results))),
                   ("Tests", f"{self.n_tests}, {self.elapsed:.3g} s wall clock")]

@@ -94,13 +94,12 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
                              f"got shape {y.shape}")
         frame[target] = y
         kwargs = dict(self.params or {})
-        for name in ("alpha", "test", "backend"):  # one of the two, not both (silently)
-            if getattr(self, name) is not None and name in kwargs:
-                raise ValueError(f"{name} is given twice: {name}={getattr(self, name)!r} and "
+        for name, default in (("alpha", None), ("test", None), ("backend", None),
+                              ("discretize", "auto")):  # one of the two, not both (silently)
+            value = getattr(self, name)
+            if value != default and name in kwargs:
+                raise ValueError(f"{name} is given twice: {name}={value!r} and "
                                  f"params[{name!r}]={kwargs[name]!r}; give one")
-        if self.discretize != "auto" and "discretize" in kwargs:
-            raise ValueError(f"discretize is given twice: discretize={self.discretize!r} and "
-                             f"params['discretize']={kwargs['discretize']!r}; give one")
         if self.test is not None:
             kwargs["test"] = self.test
         if self.alpha is not None:

@@ -47,11 +47,6 @@ class CITester:
         Arguments of the test (see :data:`mbstat.ci.TESTS`).
     """
 
-    def _continuous_names(self) -> list:
-        """The names of the continuous columns (a column of integers with NaN is read by
-        pandas as floats, so continuous)."""
-        return [n for n, k in zip(self.dataset.names, self.dataset.kinds) if k == "continuous"]
-
     def __init__(self, data, test="auto", *, alpha=0.05, backend=None, discretize=None,
                  na="raise", **test_args):
         self.alpha = check_alpha(alpha)
@@ -92,9 +87,10 @@ class CITester:
         self.rows_column = self.test_obj.kind != "oracle" and (
             na == "pairwise" or self.dataset.keeps_missing)
         if self.rows_column and not getattr(self.test_obj, "pairwise", False):
+            continuous = [name for name, kind in zip(self.dataset.names, self.dataset.kinds)
+                          if kind == "continuous"]  # (integers with a NaN read as floats)
             chosen = "" if self.test_reason is None else (
-                f" ({self.test_reason}; continuous: "
-                f"{', '.join(self._continuous_names()[:5])})")
+                f" ({self.test_reason}; continuous: {', '.join(continuous[:5])})")
             raise ValueError(f"test {self.test_obj.name!r} cannot honour na='pairwise' "
                              f"(test-wise deletion){chosen}; use a contingency test (g2, x2) "
                              "or fisher_z, or na='drop'")
@@ -299,15 +295,8 @@ class CITester:
         if self._check_needed:
             self.test_obj.check(self, [yi, *zkey, *{j for xk in todo for j in xk}])
         fresh = as_matrix(self.test_obj.batch(self, todo, yi, zkey))
-        if fresh.shape != (len(todo), self._width):
-            raise ValueError(f"test {self.test_name!r} returned a table of shape "
-                             f"{fresh.shape}; expected ({len(todo)}, {self._width})")
-        new = self._store(fresh)
-        self.n_tests += len(todo)
-        if self.bar is not None:
-            self.bar.update(len(todo))
-            self.bar.set_postfix_str(phase, refresh=False)
-        return fresh, new
+        first = self._store(fresh, len(todo), phase)
+        return fresh, np.arange(first, first + len(todo), dtype=np.int64)
 
     def _answer_one(self, xkeys, code: int, yi: int, zkey: tuple, phase: str, t0: float):
         """:meth:`_answer` of one test of one column not in the cache (pair ``code``): the
@@ -318,11 +307,11 @@ class CITester:
             fresh, new = self._run_tests(xkeys, yi, zkey, phase)
             row = int(new[0])
         else:  # the test's one-call path: its (1, width) row, stored as _run_tests does
-            row = self._store_one(fresh, phase)
+            row = self._store(fresh, 1, phase)
         index = self._pairs.get(zkey)
         if index is None:
             index = self._pairs[zkey] = _PairIndex()
-        index.singles.setdefault(code, row)  # _PairIndex.add_one
+        index.singles.setdefault(code, row)  # found by code before a batch folds them in
         self._log.append((xkeys, yi, zkey, row, phase))
         self.elapsed += perf_counter() - t0
         return xkeys, yi, zkey, fresh
@@ -381,31 +370,21 @@ class CITester:
             return np.minimum(x, yi) * p + np.maximum(x, yi)
         return x * p + yi
 
-    def _store(self, fresh: np.ndarray) -> np.ndarray:
-        """Append the rows of ``fresh`` to the results matrix; return their positions."""
-        k, used = len(fresh), self.n_tests
+    def _store(self, fresh: np.ndarray, k: int, phase: str) -> int:
+        """Check that the test returned ``k`` rows, append them to the results matrix, count
+        and show them; return the first one's position."""
+        if fresh.shape != (k, self._width):
+            raise ValueError(f"test {self.test_name!r} returned a table of shape "
+                             f"{fresh.shape}; expected ({k}, {self._width})")
+        used = self.n_tests
         if used + k > len(self._values):
             grown = np.empty((max(2 * len(self._values), used + k, 1024), self._width))
             grown[:used] = self._values[:used]
             self._values = grown
         self._values[used:used + k] = fresh
-        return np.arange(used, used + k, dtype=np.int64)
-
-    def _store_one(self, fresh: np.ndarray, phase: str) -> int:
-        """:meth:`_run_tests`' bookkeeping of one test's row ``fresh`` (1, width): stored,
-        counted, shown; returns its position."""
-        values, used = self._values, self.n_tests
-        if fresh.shape != (1, values.shape[1]):
-            raise ValueError(f"test {self.test_name!r} returned a row of shape "
-                             f"{fresh.shape}; expected (1, {self._width})")
-        if used == len(values):
-            values = np.empty((max(2 * used, 1024), self._width))
-            values[:used] = self._values[:used]
-            self._values = values
-        values[used:used + 1] = fresh
-        self.n_tests = used + 1
+        self.n_tests = used + k
         if self.bar is not None:
-            self.bar.update(1)
+            self.bar.update(k)
             self.bar.set_postfix_str(phase, refresh=False)
         return used
 
@@ -464,10 +443,6 @@ class _PairIndex:
             rows = np.concatenate([r for _, r in self.chunks])
             order = np.argsort(codes, kind="stable")
             self.chunks = [(codes[order], rows[order])]
-
-    def add_one(self, code: int, row: int) -> None:
-        """:meth:`add` of one test (its code not known yet: it was looked up first)."""
-        self.singles.setdefault(code, row)
 
     def _fold_singles(self) -> None:
         """The single tests as one sorted chunk (before a batch is looked up)."""

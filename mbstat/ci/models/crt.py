@@ -287,10 +287,10 @@ class CRTEngine(LOCOEngine):
         self._drawn_as_levels = {}  # continuous column -> drawn among its values?
         self._data = dataset  # the sampler's view (kinds, codes, numbers); kept when pickled
         self._models = OrderedDict()
-        self._level_cache = {}
+        self._level_cache = {}  # data columns -> _levels(columns)
         #: Stop a test's parts at the first that reaches the least p-value a part can take
         #: (its early stop's); False draws every part (tests compare the two).
-        self.staged = True  # data columns -> _levels(columns)
+        self.staged = True
 
     def set_level(self, alpha: float) -> None:
         """The level the early stop serves (:func:`early_draws`; none when B is smaller)."""
@@ -400,7 +400,8 @@ class CRTEngine(LOCOEngine):
                 perm = rng.permutation(n)
             if np.count_nonzero(open_) <= 3 * len(active) // 4:  # refit the open x only
                 active = np.flatnonzero(open_)
-                reduce = histogram_reductions(cells[:, active], self.n_classes if classes else 0)
+                reduce = histogram_reductions(cells[:, active],
+                                              self.n_classes if classes else 0)
             null[done, active] = reduce(ys[perm])
             made[open_] = done + 1
             extreme[active] += null[done, active] >= observed[active] - tol[active]
@@ -911,14 +912,12 @@ def _predict_distinct(learner, fitted, X):
     a third distinct), and a prediction costs a pass through every tree."""
     if not isinstance(X, np.ndarray) or X.ndim != 2 or len(X) < 2:
         return learner.predict(fitted, X)
-    X = np.ascontiguousarray(X)
-    keys = X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).reshape(-1)
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    if len(first) == len(X):
+    distinct, _, inverse = _weighted_rows(X)
+    if len(distinct) == len(X):
         return learner.predict(fitted, X)
-    pred = learner.predict(fitted, X[first])
+    pred = learner.predict(fitted, distinct)
     pred = pred.get() if hasattr(pred, "get") else np.asarray(pred)
-    return pred[inverse.reshape(-1)]
+    return pred[inverse]
 
 
 def _value_losses(learner, task, fitted, Xt, xpos, yt, uniq) -> np.ndarray:

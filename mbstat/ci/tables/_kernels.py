@@ -694,6 +694,16 @@ def clogc_table(n):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _dense_stratum(big_n, r, c, min_x, min_y, dense_min):  # pragma: no cover - compiled
+    """Whether a stratum of N = ``big_n`` rows, ``r`` x ``c`` observed levels and least
+    margins ``min_x``, ``min_y`` takes the chi-square's moments (:func:`_stratum_kind`):
+    with ``dense_min`` > 0, at ``dense_min`` rows per cell or more and every expected
+    count at least :data:`DENSE_EXPECTED`."""
+    return (dense_min > 0.0 and big_n >= dense_min * r * c
+            and min_x * min_y >= DENSE_EXPECTED * big_n)
+
+
+@njit(cache=True, nogil=True)
 def _stratum_kind(big_n, r, c, inv_x, inv_y, min_x, min_y, dense_min,
                   moments):  # pragma: no cover - compiled
     """Whether a stratum of N = ``big_n`` rows, ``r`` x levels and ``c`` y levels (the sums
@@ -709,8 +719,7 @@ def _stratum_kind(big_n, r, c, inv_x, inv_y, min_x, min_y, dense_min,
     df = (r - 1.0) * (c - 1.0)
     if df == 0.0:
         return False
-    if (dense_min > 0.0 and big_n >= dense_min * r * c
-            and min_x * min_y >= DENSE_EXPECTED * big_n):
+    if _dense_stratum(big_n, r, c, min_x, min_y, dense_min):
         moments[0] += df + (big_n * inv_x - 1.0) * (big_n * inv_y - 1.0) / (6.0 * big_n)
         moments[1] += big_n / (big_n - 1.0) * df
         moments[2] += 2.0 * df
@@ -1298,8 +1307,7 @@ def _table_drawable(table, rz, rx, ry, nx, ny, dense_min):  # pragma: no cover -
                 y_low = min(y_low, ny[b])
         if r < 2 or c_levels < 2 or (r == 2 and c_levels == 2):
             continue
-        if (dense_min > 0.0 and big_n >= dense_min * r * c_levels
-                and x_low * y_low >= DENSE_EXPECTED * big_n):  # as _stratum_kind
+        if _dense_stratum(big_n, r, c_levels, x_low, y_low, dense_min):
             continue
         if dense_min <= 0.0 or x_top == 1 or y_top == 1:
             return False

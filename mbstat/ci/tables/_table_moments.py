@@ -308,10 +308,10 @@ CACHE_LIMIT = 1 << 21
 
 def cell_cache():
     """An empty cache of the cells' laws for :func:`_g2_moments`: (keys (2**CACHE_BITS,)
-    int64, entries (2**CACHE_BITS, :data:`CELL_WIDTH`) float64). What a cell contributes depends on N,
-    a_i and b_j alone (its law, its h, its projection), so a cell met again, in another
-    stratum or another test, is read back bit for bit; a slot is overwritten by the next
-    cell that maps to it. One per thread (the kernels write to it)."""
+    int64, entries (2**CACHE_BITS, :data:`CELL_WIDTH`) float64). What a cell contributes
+    depends on N, a_i and b_j alone (its law, its h, its projection), so a cell met again,
+    in another stratum or another test, is read back bit for bit; a slot is overwritten by
+    the next cell that maps to it. One per thread (the kernels write to it)."""
     return np.zeros(1 << CACHE_BITS, np.int64), np.empty((1 << CACHE_BITS, CELL_WIDTH))
 
 

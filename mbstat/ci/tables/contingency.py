@@ -17,11 +17,12 @@ The p-value of a test comes from one of three calibrations, recorded in its resu
   per cell: 0.4% rejections at 0.5 rows per cell against 4.7%, and a third of the power
   of the permutation test at 1 row per cell). Only the strata with fewer than
   :data:`DENSE_STRATUM` rows per cell, or an expected count below 5, are permuted; the
-  chi-square moments of the others are added (the strata are independent under the permutations). A sparse stratum whose
-  table is 2 x 2 adds its exact moments instead: permuting x within it draws its first
-  cell from a hypergeometric law (both margins fixed), so the moments are sums over that
-  law's support, what B permutations estimate (the limit B -> infinity: no Monte Carlo
-  noise, and no draw at all for tests of binary x and y). Where every permuted stratum is
+  chi-square moments of the others are added (the strata are independent under the
+  permutations). A sparse stratum whose table is 2 x 2 adds its exact moments instead:
+  permuting x within it draws its first cell from a hypergeometric law (both margins
+  fixed), so the moments are sums over that law's support, what B permutations estimate
+  (the limit B -> infinity: no Monte Carlo noise, and no draw at all for tests of binary x
+  and y). Where every permuted stratum is
   2 x 2 (and ``match="mean+variance"``), the p-value is not the scaled chi-square's, which
   matches two moments but not the skewness of a sum of few discrete laws (liberal in the
   far tail: 137 rejections at 1e-3 among 100,000 sparse nulls, 100 expected), but the tail

@@ -691,7 +691,7 @@ def partitioned_calibration(test, ds, xs, yi: int, z: tuple, out, todo) -> None:
         df = (r - 1.0) * (c - 1.0)
         dense = np.zeros(rz, dtype=bool) if exact else big_n >= DENSE_STRATUM * r * c
         dense &= df > 0
-        with np.errstate(invalid="ignore"):  # as the kernels' _stratum_kind
+        with np.errstate(invalid="ignore"):  # as the kernels' _dense_stratum
             low_x = np.where(nxz > 0, nxz, np.inf).min(axis=1, initial=np.inf)
             low_y = np.where(nyz > 0, nyz, np.inf).min(axis=1, initial=np.inf)
             dense &= low_x * low_y >= _kernels().DENSE_EXPECTED * big_n
