@@ -69,6 +69,13 @@ def _rows_per_cell(tester, rule: float | None):
     return enough
 
 
+def _calibrated(tester) -> bool:
+    """Whether the test's p-values hold on sparse tables: a contingency test whose
+    ``calibration`` is not "asymptotic" (bnlearn applies ``obs.per.cell`` only to its
+    ``asymptotic.tests``). A test without the attribute counts as asymptotic."""
+    return getattr(tester.test_obj, "calibration", "asymptotic") != "asymptotic"
+
+
 def _search(run: Run, min_per_cell=5, start=None, selection="bonferroni") -> Found:
     """The loop of ``fast.ia.markov.blanket``.
 
@@ -76,17 +83,23 @@ def _search(run: Run, min_per_cell=5, start=None, selection="bonferroni") -> Fou
     added in order of decreasing association (log p, then statistic) while the next
     test would keep ``min_per_cell`` rows per cell (bnlearn's heuristic, the paper's
     "enough data") and, with ``max_sx``, while the blanket has at most ``max_sx``
-    members. Shrink: each member, latest added first (the whitelist excepted), is tested
-    given the others (the ones removed before it excepted) and removed when
-    independent. With ``selection="bonferroni"`` the dependent ones are those Holm's
-    step-down admits at alpha over the step's candidates (:func:`_holm`). Stop when a
-    round leaves the blanket as it was, when none is dependent, when the data ran short
-    and nothing was removed, or when the blanket outgrew ``max_sx``.
+    members. With a calibrated test (:func:`_calibrated`) the rule stops only the
+    speculation: the round's strongest candidate enters regardless, as IAMB's would.
+    Shrink: each member, latest added first (the whitelist excepted), is tested given
+    the others (the ones removed before it excepted) and removed when independent; a
+    speculative addition (any but the round's first) is also removed where its p-value
+    exceeds the level at which it entered. With ``selection="bonferroni"`` the
+    dependent ones are those Holm's step-down admits at alpha over the step's
+    candidates (:func:`_holm`). Stop when a round leaves the blanket as it was, when
+    none is dependent, when the data ran short and nothing was removed (asymptotic test
+    only), when a blanket repeats, or when the blanket outgrew ``max_sx``.
     """
     tester, target, cands = run.tester, run.target, run.candidates
     ledger, trace, max_sx = run.ledger, run.trace, run.max_sx
     fixed = set(run.whitelist)
     enough = _rows_per_cell(tester, min_per_cell)
+    calibrated = _calibrated(tester)
+    capped = 0  # rounds whose speculation the data rule cut short (calibrated tests)
     mb: list = list(dict.fromkeys([*(start or ()), *run.whitelist]))
     seen = {frozenset(mb)}
     stop_phase = None
@@ -111,21 +124,25 @@ def _search(run: Run, min_per_cell=5, start=None, selection="bonferroni") -> Fou
                 _shrink(tester, target, mb, fixed, ledger, trace)  # a start never tested
             break
         sparse = False
-        for i in order[dependent[order]]:
+        pending = {}  # speculative additions -> the log level at which they entered
+        for rank, i in enumerate(order[dependent[order]]):
             x = rest[i]
             if max_sx is not None and len(mb) > max_sx:
                 break
-            if enough is not None and not enough(x, target, mb):
-                sparse = True
+            if enough is not None and not enough(x, target, mb) and not (calibrated and not rank):
+                sparse = True  # a calibrated test: the strongest enters anyway (IAMB's step)
                 break
             mb.append(x)
             ledger.keep(x, batch[i], "grow")
             trace.append(("grow", "add", x, batch[i]))
+            if rank:
+                pending[x] = entry_level(tester.alpha, len(rest) - rank, selection)
         n_grown = len(mb)
-        _shrink(tester, target, mb, fixed, ledger, trace)
+        _shrink(tester, target, mb, fixed, ledger, trace, pending)
         state = frozenset(mb)
-        if state == snapshot or (sparse and len(mb) == n_grown):
-            stop_phase = SPARSE_PHASE if sparse else SAME_PHASE
+        capped += sparse and calibrated
+        if state == snapshot or (sparse and not calibrated and len(mb) == n_grown):
+            stop_phase = SPARSE_PHASE if sparse and not calibrated else SAME_PHASE
             break
         if state in seen:
             stop_phase = LOOP_PHASE
@@ -137,13 +154,26 @@ def _search(run: Run, min_per_cell=5, start=None, selection="bonferroni") -> Fou
         if stop_phase == SPARSE_PHASE:
             notes += (f"Note: the search stopped where a larger blanket would leave fewer than "
                      f"min_per_cell = {min_per_cell:g} rows per cell of a test.",)
+    if capped:
+        notes += (f"Note: in {capped} round(s) the speculative growth stopped where a larger "
+                  f"blanket would leave fewer than min_per_cell = {min_per_cell:g} rows per "
+                  "cell of a test; the strongest candidate of a round entered regardless (a "
+                  "calibrated test holds on sparse tables).",)
     return Found(mb, notes=notes)
 
 
-def _shrink(tester, target, mb, fixed, ledger, trace) -> None:
+def _shrink(tester, target, mb, fixed, ledger, trace, pending=None) -> None:
     """bnlearn's round-robin shrink, latest member first: each member (the whitelist
     excepted), from the last added to the first, given the others still in; removed at once
-    when independent.
+    when independent, or, for a speculative addition of this round (``pending``: member ->
+    natural log of the level at which it entered), when log p exceeds that level (its
+    exclusion's criterion is the entry margin, level - log p < 0).
+
+    A speculative addition entered on its test given the blanket before the round, not
+    given the candidates added with it; its test here, given them, is the one IAMB's step
+    would have made before admitting it, so it is held to its entry level (Holm's
+    alpha / (m - i), :func:`_holm`); the round's first addition entered on that very test
+    and, like every member after its first shrink, stays at alpha (as in IAMB's shrink).
 
     bnlearn tests in blanket order, first added first; where two members carry the same
     information (a relabeling, a function of the other), the first tested is independent
@@ -152,11 +182,14 @@ def _shrink(tester, target, mb, fixed, ledger, trace) -> None:
     the later additions are tested given the earlier ones and undone where those explain
     them. With exact tests the order does not matter (each member of the boundary is
     dependent given any set of the others)."""
+    pending = pending or {}
     for x in [b for b in mb if b not in fixed][::-1]:
         res = tester.test(x, target, tuple(b for b in mb if b != x), phase="shrink")
-        if res.independent:
+        level = pending.get(x)
+        margin = np.nan if level is None else level - float(res.log_pvalue)
+        if res.independent or margin < 0.0:
             mb.remove(x)
-            ledger.exclude(x, res, "shrink")
+            ledger.exclude(x, res, "shrink", criterion=margin)
             trace.append(("shrink", "remove", x, res))
         else:
             ledger.keep(x, res, "shrink")
@@ -225,6 +258,28 @@ def fast_iamb(data, target, test="auto", alpha=0.05, *, selection="bonferroni", 
     chance that a step admits any candidate independent of the target at alpha;
     ``selection="none"`` is the paper's and bnlearn's rule.
 
+    Reading of the data rule. The paper's "enough data" and bnlearn's
+    ``obs.per.cell >= 5`` guard the chi-square approximation, and bnlearn applies the
+    rule to its asymptotic tests only (R/fast-iamb.R, ``asymptotic.tests``). With
+    ``calibration="asymptotic"`` it applies as there. With a calibrated test (the
+    default "auto", "semiparametric", "permutation"), whose p-values hold on sparse
+    tables, it ends a round's speculation only: the round's strongest candidate enters
+    regardless, as in IAMB, and the search goes on (a note counts the rounds cut short).
+    Ending the search there kept the blanket the first round filled, each member
+    dependent given the others while true members stayed out (insurance, 5,000 rows,
+    every node: mean F1 0.665 against 0.792).
+
+    Reading of the shrink. A speculative addition (any but a round's first) entered on a
+    test given the blanket before the round, not given the candidates added with it;
+    its shrinking test, given them, is the test IAMB's step would have made before
+    admitting it. With ``selection="bonferroni"`` it must pass that test at the level at
+    which it entered (Holm's alpha / (m - i)), else it leaves (the evidence's criterion,
+    level - log p, is negative); once through a shrink it stays at alpha as every
+    member does. ``selection="none"`` holds it at alpha: the paper's shrink.
+
+    ``selection="none", calibration="asymptotic"`` is the paper's procedure with G2 and
+    bnlearn's ``fast.iamb`` with ``test="mi"``.
+
     Parameters
     ----------
     data, target, test
@@ -237,7 +292,8 @@ def fast_iamb(data, target, test="auto", alpha=0.05, *, selection="bonferroni", 
     min_per_cell : float or None
         The "enough data" rule: the fewest rows per cell (average) a growing step may
         leave the next test (default 5, as bnlearn); None or 0 turns it off. Applies
-        to tests that count tables (discrete kinds) on discrete data only.
+        to tests that count tables (discrete kinds) on discrete data only; with a
+        calibrated test it limits the speculation, not the search (see Reading).
     start, backend, candidates, whitelist, blacklist, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb` (whitelisted features are never removed).
     max_sx : int, optional
@@ -250,7 +306,7 @@ def fast_iamb(data, target, test="auto", alpha=0.05, *, selection="bonferroni", 
         ``evidence``: each member's weakest test that kept it (its addition and every
         shrinking pass), each other candidate's test in the last growing step or its
         removal. A candidate dependent on the target but left out because the data ran
-        short shows the phase "stopped: too few rows per cell".
+        short shows the phase "stopped: too few rows per cell" (asymptotic test only).
 
     Notes
     -----
