@@ -267,7 +267,7 @@ def fast_iamb(data, target, test="auto", alpha=0.05, *, selection="bonferroni", 
     regardless, as in IAMB, and the search goes on (a note counts the rounds cut short).
     Ending the search there kept the blanket the first round filled, each member
     dependent given the others while true members stayed out (insurance, 5,000 rows,
-    every node: mean F1 0.665 against 0.792).
+    mean F1 over every node 0.710 with that stop, 0.792 without).
 
     Reading of the shrink. A speculative addition (any but a round's first) entered on a
     test given the blanket before the round, not given the candidates added with it;
