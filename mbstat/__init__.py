@@ -1,8 +1,8 @@
 """mbstat: Markov-blanket feature selection with an R-style functional API."""
 from __future__ import annotations
 
-import os
-import tempfile
+import os as _os
+import tempfile as _tempfile
 
 from numba.core import config as _numba_config
 from numba.misc.appdirs import AppDirs as _AppDirs
@@ -14,19 +14,20 @@ def _numba_cache_fallback() -> None:
     folder; where it can write in neither (a read-only install run by a user without a
     writable home), it refuses to define a cached function and ``import mbstat`` would fail.
     There the kernels are cached in the temporary folder, per user."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
+    if _os.environ.get("NUMBA_CACHE_DIR"):
         return
-    for folder in (os.path.join(os.path.dirname(__file__), "__pycache__"),
+    for folder in (_os.path.join(_os.path.dirname(__file__), "__pycache__"),
                    _AppDirs(appname="numba", appauthor=False).user_cache_dir):
         try:
-            os.makedirs(folder, exist_ok=True)
-            tempfile.TemporaryFile(dir=folder).close()
+            _os.makedirs(folder, exist_ok=True)
+            _tempfile.TemporaryFile(dir=folder).close()
             return
         except OSError:
             continue
-    user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
-    os.environ["NUMBA_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), f"mbstat-numba-{user}")
-    _numba_config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+    user = _os.getuid() if hasattr(_os, "getuid") else _os.getlogin()
+    _os.environ["NUMBA_CACHE_DIR"] = _os.path.join(_tempfile.gettempdir(),
+                                                  f"mbstat-numba-{user}")
+    _numba_config.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]
 
 
 _numba_cache_fallback()
