@@ -48,7 +48,11 @@ def _old_permutation_p(self, column, keys, cards, xk, y, z, row, n, zcode=None,
         return row[1], p, math.log(p), PERMUTATION
     mean = found[column_no] + moments[column_no]
     var = found[2 + column_no] + moments[2 + column_no]
-    return (*_old_semiparametric(row[0], null[1:], self.match, mean, var), SEMIPARAMETRIC)
+    # since constant strata are shifts (fitted law of the random part): statistic less the
+    # shift, df the whole null mean
+    shift = found[4 + column_no]
+    df, p, log_p = _old_semiparametric(row[0] - shift, null[1:], self.match, mean, var)
+    return df + shift, p, log_p, SEMIPARAMETRIC
 
 
 class _FirstAppearance:

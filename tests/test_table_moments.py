@@ -51,7 +51,7 @@ def test_g2_moments_equal_exact_enumeration():
             continue
         mean, var = _exact_two_columns(list(a), b1)
         got = _g2_moments(a, np.array([b1, n - b1], dtype=np.int64), n, clogc_table(n),
-                          *_NO_CACHE)
+                          *_NO_CACHE, False)
         assert got[0] == pytest.approx(mean, rel=1e-10, abs=1e-10)
         if got[1] >= 0:  # -1: left to the permutations (the bound failed)
             assert got[1] == pytest.approx(var, rel=1e-4, abs=1e-9)
@@ -83,7 +83,7 @@ def test_moments_agree_with_permutations(case):
     r, c = int(rng.integers(3, 6)), int(rng.integers(3, 6))
     n = int(rng.integers(2 * r * c, 12 * r * c))
     a, b = _random_margins(rng, r, n), _random_margins(rng, c, n)
-    moments = np.zeros(4)
+    moments = np.zeros(6)
     assert table_moments(a, b, n, clogc_table(n), moments)
     B = 4000
     g, x = _permuted(a, b, B, rng)
@@ -121,31 +121,66 @@ def test_x2_moments_are_haldane_and_dawson():
     assert var == pytest.approx(float(p @ (v - p @ v) ** 2))
 
 
-def test_a_point_mass_is_left_to_the_permutations():
-    """One row per x level: every permutation gives the same table up to relabelling."""
-    moments = np.zeros(4)
-    ones = np.ones(3, dtype=np.int64)
-    assert not table_moments(ones, np.array([2, 1], dtype=np.int64), 3, clogc_table(3),
-                             moments)
-    assert not moments.any()
+def _g2_x2(table):
+    """G2 and X2 of a two-way table, by numpy."""
+    t = np.asarray(table, dtype=float)
+    e = np.outer(t.sum(1), t.sum(0)) / t.sum()
+    pos = t > 0
+    return 2.0 * float(np.sum(t[pos] * np.log(t[pos] / e[pos]))), float(np.sum((t - e) ** 2 / e))
 
 
-@pytest.mark.parametrize("a, b", [([1, 1, 1, 1, 1], [3, 2]), ([4, 2], [1, 1, 1, 1, 1, 1]),
-                                  ([1] * 7, [2, 2, 3])])
-def test_one_row_per_level_is_refused_before_fitting(a, b):
+@pytest.mark.parametrize("a, b", [([1, 1, 1], [2, 1]), ([1, 1, 1, 1, 1], [3, 2]),
+                                  ([4, 2], [1, 1, 1, 1, 1, 1]), ([1] * 7, [2, 2, 3])])
+def test_one_row_per_level_is_a_shift(a, b):
     """A stratum with one row per x (or per y) level has one table up to the order of its
-    lines: G2 = 2 (N log N - sum b log b) (or with a), X2 = N (c - 1) (or r - 1), every
-    permutation the same; refused (left to the permutations), nothing added."""
+    lines, so G2 and X2 are the same in every permutation: G2 = 2 (N log N - sum b log b)
+    (or with a), X2 = N (c - 1) (or r - 1). They are added as shifts (moments[4:6]), the
+    value of every table with those margins, and nothing to the means and variances."""
     a, b = np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
-    moments = np.zeros(4)
-    assert not table_moments(a, b, int(a.sum()), clogc_table(int(a.sum())), moments)
-    assert not moments.any()
+    n = int(a.sum())
+    moments = np.zeros(6)
+    assert table_moments(a, b, n, clogc_table(n), moments)
+    assert not moments[:4].any()
+    table = np.zeros((len(a), len(b)), dtype=int)  # one table with these margins
+    left = b.copy()
+    for i, ai in enumerate(a):
+        for _ in range(ai):
+            j = int(np.argmax(left))
+            table[i, j] += 1
+            left[j] -= 1
+    np.testing.assert_allclose(moments[4:], _g2_x2(table), rtol=1e-12, atol=1e-12)
 
 
-def test_counted_table_gives_way_where_a_stratum_is_a_point_mass():
-    """Strata 2 x 2 (served by the counted table) beside one of one row per x level: the
-    test is served by the shuffle path, and its numbers are permutation_statistics' on the
-    sorted rows (the counted table forms nothing first)."""
+def test_moments_must_have_room_for_the_shifts():
+    with pytest.raises(ValueError, match=r"moments must be a float64 array of shape \(6,\)"):
+        table_moments(np.array([2, 3]), np.array([3, 2]), 5, clogc_table(5), np.zeros(4))
+
+
+def test_a_two_line_stratum_failing_the_bound_is_enumerated():
+    """Two x levels, one rare, beside a common y level: (6, 487) x (14, 21, 458), a cell of
+    wide support whose projected variance fails its bound. Its tables are enumerated (28):
+    mean and variance as scipy's multivariate hypergeometric law gives them."""
+    from scipy.stats import multivariate_hypergeom
+
+    a, b = np.array([6, 487]), np.array([14, 21, 458])
+    moments = np.zeros(6)
+    assert table_moments(a, b, 493, clogc_table(493), moments)
+    vals, probs = [], []
+    for n0 in range(7):
+        for n1 in range(7 - n0):
+            comp = np.array([n0, n1, 6 - n0 - n1])
+            probs.append(multivariate_hypergeom.pmf(comp, b, 6))
+            vals.append(_g2_x2(np.array([comp, b - comp]))[0])
+    p, v = np.array(probs), np.array(vals)
+    assert p.sum() == pytest.approx(1.0)
+    assert moments[0] == pytest.approx(float(p @ v), rel=1e-10)
+    assert moments[2] == pytest.approx(float(p @ (v - p @ v) ** 2), rel=1e-9)
+
+
+def test_counted_table_serves_a_stratum_that_is_a_point_mass():
+    """Strata 2 x 2 beside one of one row per x level: the counted table serves the test
+    (nothing shuffled), the point mass a shift, G2 = 2 (4 log 4 - 4 log 2), and the numbers
+    are permutation_statistics' on the sorted rows."""
     from mbstat.ci.tables import _kernels as K
 
     rng = np.random.default_rng(3)
@@ -154,16 +189,17 @@ def test_counted_table_gives_way_where_a_stratum_is_a_point_mass():
     y = np.concatenate([rng.integers(0, 2, 60), [0, 1, 1, 0]])
     clogc = K.clogc_table(len(x))
     tail = np.array([np.nan, 0.0, 0.0, 0.0])
-    out, moments, found = K._one_null(x, y, z, 20, np.uint64(5), 20.0, clogc, tail)
+    out, moments, done, found = K._table_null(x, y, z, 4, 2, 3, 20, np.uint64(5), 20.0, clogc,
+                                              tail, K._addresses(), *cell_cache())
+    assert done
     setup = K.permutation_setup(x, y, z, 4, 2, 3)
     ref, ref_moments = K.permutation_statistics(*setup, 20, np.uint64(5), 20.0, clogc,
                                                 K._addresses(), *cell_cache())
-    assert np.isnan(found).all()
-    np.testing.assert_array_equal(out, ref)
-    np.testing.assert_array_equal(moments, ref_moments)
-    # the 2 x 2 strata's exact moments; the point mass permuted: G2 = 2 (4 log 4 - 4 log 2)
-    assert moments[2] > 0.0
-    np.testing.assert_allclose(out[1:, 0], 8.0 * math.log(2.0), rtol=1e-12)
+    np.testing.assert_allclose(moments, ref_moments, rtol=1e-12)
+    assert moments[2] > 0.0  # the 2 x 2 strata's exact moments
+    assert moments[4] == pytest.approx(8.0 * math.log(2.0), rel=1e-12)
+    assert moments[5] == pytest.approx(4.0)
+    assert not out[1:].any()  # nothing drawn
 
 
 def test_cached_cells_give_the_same_bits():
@@ -179,10 +215,10 @@ def test_cached_cells_give_the_same_bits():
         if len(a) > 1 and len(b) > 1:
             strata.append((a, b, n))
     clogc = clogc_table(max(n for *_, n in strata))
-    plain = [_g2_moments(a, b, n, clogc, *_NO_CACHE) for a, b, n in strata]
+    plain = [_g2_moments(a, b, n, clogc, *_NO_CACHE, False) for a, b, n in strata]
     cache = cell_cache()
     for order in (range(len(strata)), reversed(range(len(strata)))):
         for k in order:
             a, b, n = strata[k]
-            assert _g2_moments(a, b, n, clogc, *cache) == plain[k]
+            assert _g2_moments(a, b, n, clogc, *cache, False) == plain[k]
     assert np.count_nonzero(cache[0]) > 100  # cells were cached (and read back above)

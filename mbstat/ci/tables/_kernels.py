@@ -63,6 +63,9 @@ SKIPPED = 4.0
 #: A stratum takes the chi-square's moments (see :func:`_stratum_kind`) only where every
 #: expected count is at least this (Cochran's rule for the chi-square approximation).
 DENSE_EXPECTED = 5.0
+#: The calibration's moments of the strata not permuted: G2 and X2 means, their variances,
+#: then their shifts (the values of strata whose statistics are constant under the law).
+MOMENTS = 6
 
 
 @njit(cache=True, nogil=True)
@@ -1157,13 +1160,15 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
                            n_ids, id_code, B, seed, dense_min, clogc, addrs, keys,
                            entries):  # pragma: no cover - compiled
     """G2 and X2 of the observed table and of B tables with x permuted within the strata
-    of z, margins fixed: (out (B + 1, 2), moments (4,)).
+    of z, margins fixed: (out (B + 1, 2), moments (:data:`MOMENTS`,)).
 
     ``out[0]`` is the observed table's; ``out[1:]`` the permuted sums over the strata
-    that are permuted, and ``moments`` the null mean of G2 and X2, then their variance,
-    of the others, which need no permutation (:func:`_stratum_kind`): strata of one x
-    level or one y level, and with ``dense_min`` > 0, strata of at least ``dense_min``
-    rows per (non-empty) cell, where the chi-square holds.
+    that are permuted, and ``moments`` the null mean of G2 and X2, their variances and
+    their shifts (:data:`MOMENTS`) of the others, which need no permutation
+    (:func:`_stratum_kind`): strata of one x level or one y level, and with ``dense_min``
+    > 0, strata of at least ``dense_min`` rows per (non-empty) cell, where the chi-square
+    holds, and strata whose exact moments are known (:func:`_table_moments`: a constant
+    stratum adds a shift).
 
     The rows come sorted by (stratum, y): ``groups`` holds the starts of the (stratum, y)
     groups (and the end), ``group_n`` their sizes and ``group_stratum`` their stratum,
@@ -1201,7 +1206,7 @@ def permutation_statistics(xid, groups, group_n, group_stratum, strata, stratum_
     # per stratum: G2's constant (margins), its class and, for the unpermuted, the moments
     const = np.zeros(n_strata)
     permuted = np.zeros(n_strata, np.bool_)
-    moments = np.zeros(4)
+    moments = np.zeros(MOMENTS)
     for st in range(n_strata):
         inv_x = 0.0
         min_x = stratum_n[st]
@@ -1277,39 +1282,24 @@ def _stratum_margins(table, off, rx, ry, nx, ny):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _table_drawable(table, rz, rx, ry, nx, ny, dense_min):  # pragma: no cover - compiled
-    """Whether :func:`_table_null` can serve the counted ``table`` (z, x, y): False where a
-    stratum must be shuffled, checked from the margins before any moments are formed (the
-    permutations would form them again): a permuted stratum larger than 2 x 2 (see
-    :func:`_stratum_kind`) with ``dense_min`` <= 0, or one whose statistics are constant
-    under the law (one row per x or per y level; :func:`_table_moments` refuses those).
-    ``nx``, ``ny``: work space (rx,), (ry,)."""
+    """Whether :func:`_table_null` can serve the counted ``table`` (z, x, y), checked from
+    the margins before any statistic is formed: always with ``dense_min`` > 0 (a stratum
+    larger than 2 x 2 takes the chi-square's or its exact moments; one whose exact
+    moments fail their bound is found in :func:`_table_null`), else (the Monte Carlo
+    calibration) where no permuted stratum is larger than 2 x 2. ``nx``, ``ny``: work
+    space (rx,), (ry,)."""
+    if dense_min > 0.0:
+        return True
     cells = rx * ry
     for s in range(rz):
-        off = s * cells
-        _stratum_margins(table, off, rx, ry, nx, ny)
-        big_n = 0
+        _stratum_margins(table, s * cells, rx, ry, nx, ny)
         r = 0
-        x_top = 0
-        x_low = np.int64(1) << 62
         for a in range(rx):
-            if nx[a] > 0:
-                big_n += nx[a]
-                r += 1
-                x_top = max(x_top, nx[a])
-                x_low = min(x_low, nx[a])
+            r += nx[a] > 0
         c_levels = 0
-        y_top = 0
-        y_low = np.int64(1) << 62
         for b in range(ry):
-            if ny[b] > 0:
-                c_levels += 1
-                y_top = max(y_top, ny[b])
-                y_low = min(y_low, ny[b])
-        if r < 2 or c_levels < 2 or (r == 2 and c_levels == 2):
-            continue
-        if _dense_stratum(big_n, r, c_levels, x_low, y_low, dense_min):
-            continue
-        if dense_min <= 0.0 or x_top == 1 or y_top == 1:
+            c_levels += ny[b] > 0
+        if r >= 2 and c_levels >= 2 and (r != 2 or c_levels != 2):
             return False
     return True
 
@@ -1337,7 +1327,7 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail, addrs, key
         table[(np.int64(z[r]) * rx + np.int64(x[r])) * ry + np.int64(y[r])] += 1
     nx = np.zeros(rx, np.int64)
     ny = np.zeros(ry, np.int64)
-    moments = np.zeros(4)
+    moments = np.zeros(MOMENTS)
     margins = np.empty((rz, 5), np.int64)
     which = np.empty(rz, np.int64)
     out = np.empty((B + 1, 2))
@@ -1411,7 +1401,8 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail, addrs, key
         column = np.int64(tail[1])
         g_val, x_val, prob, first = _two_by_two_laws(margins[:h], clogc)
         found[0], found[1] = _CALL_TWO_BY_TWO_TAIL(addrs[_TWO_BY_TWO_TAIL])(
-            tail[0], g_val if column == 0 else x_val, prob, first, moments[column] + tail[2],
+            tail[0] - moments[4 + column], g_val if column == 0 else x_val, prob, first,
+            moments[column] + tail[2],
             moments[2 + column] + tail[3], margins[:h])
     if dense_min > 0.0:  # semiparametric: exact moments, nothing to draw
         _CALL_TWO_BY_TWO_MOMENTS(addrs[_TWO_BY_TWO_MOMENTS])(margins[:h], clogc, moments)
@@ -1652,7 +1643,7 @@ def _put(out, moments, log_tails, t, result):  # pragma: no cover - compiled
     for b in range(null.shape[0]):
         out[t, b, 0] = null[b, 0]
         out[t, b, 1] = null[b, 1]
-    for j in range(4):
+    for j in range(MOMENTS):
         moments[t, j] = mom[j]
     log_tails[t, 0] = found[0]
     log_tails[t, 1] = found[1]
@@ -1664,7 +1655,7 @@ def _permutation_nulls(data, starts, tests, seeds, B, dense_min, tails, addrs, k
     """:func:`permutation_nulls`, its callees called through ``addrs``."""
     k = tests.shape[0]
     out = np.zeros((k, B + 1, 2))
-    moments = np.zeros((k, 4))
+    moments = np.zeros((k, MOMENTS))
     log_tails = np.full((k, 2), np.nan)
     longest = 0
     for c in range(starts.shape[0] - 1):
@@ -1687,7 +1678,7 @@ def permutation_nulls(data, starts, tests, seeds, B, dense_min, tails):
     (no Python between tests): column c is ``data[starts[c]:starts[c + 1]]`` (int64), test t
     permutes column ``tests[t, 0]`` (x) within the strata ``tests[t, 2]`` against
     ``tests[t, 1]`` (y), seeded by ``seeds[t]``, its saddlepoint tail asked by ``tails[t]``
-    (see :func:`_table_null`). Returns the (k, B + 1, 2) statistics, the (k, 4) moments and
+    (see :func:`_table_null`). Returns the (k, B + 1, 2) statistics, the (k, 6) moments and
     the (k, 2) tails (log p, code), test by test as
     :func:`~mbstat.ci.tables.counting.permutation_null`."""
     return _permutation_nulls(data, starts, tests, seeds, B, dense_min, tails, _addresses(),
@@ -1709,7 +1700,7 @@ def _column_nulls(codes, xcols, yi, z, swap, seeds, B, dense_min, tails, addrs, 
     """:func:`column_nulls`, its callees called through ``addrs``."""
     k = xcols.shape[0]
     out = np.zeros((k, B + 1, 2))
-    moments = np.zeros((k, 4))
+    moments = np.zeros((k, MOMENTS))
     log_tails = np.full((k, 2), np.nan)
     if codes.shape[0] == 0:
         return out, moments, log_tails

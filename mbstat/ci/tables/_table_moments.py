@@ -28,9 +28,17 @@ and each cell's own law, Hypergeometric(N, a_i, b_j).
   the binomial basis C(n, p), whose pairs' moments factorize as above: O(cells DEGREE^2).
   Cauchy-Schwarz bounds the error of the covariances by 2 sum_c sd(h_c - g_c) (sd(T) +
   max_c sd(h_c) + sd(h_c - g_c)); with the rounding of the sums (bounded by their
-  terms' magnitudes) it must stay below :data:`TOLERANCE` of the variance, else the
-  stratum is left to the permutations. ``tests/test_table_moments.py`` checks the
-  moments against exact enumeration and against permutations.
+  terms' magnitudes) it must stay below :data:`TOLERANCE` of the variance. A cell whose
+  law spans more than DEGREE + 1 values takes the lowest degree that fits its (flat) h
+  within :data:`FLAT_FIT`: a large cell's high-degree coefficients in the binomial basis
+  only add rounding. Where the bound still fails, a stratum with two x or two y levels
+  takes G2's exact moments from its enumerated tables (at most :data:`ENUMERATE_MAX`,
+  :func:`_two_line_g2`); any other is left to the permutations.
+* A stratum whose statistics do not vary under the law (one row per x or per y level,
+  or another point mass) adds its values as **shifts**, not moments: the calibration
+  fits its law to the random part alone and subtracts the shift from the statistic.
+  ``tests/test_table_moments.py`` checks the moments against exact enumeration and
+  against permutations.
 
 A cell's part (its law, E h, Var h and the projection) depends on (N, a_i, b_j) alone; the
 calibration's kernels keep a cache of it per thread (:func:`cell_cache`), read back bit for
@@ -48,7 +56,7 @@ from numba import njit, types
 
 from ._linked import Callee
 
-__all__ = ["DEGREE", "TOLERANCE", "cell_cache", "table_moments"]
+__all__ = ["DEGREE", "ENUMERATE_MAX", "FLAT_FIT", "TOLERANCE", "cell_cache", "table_moments"]
 
 #: The degree of the polynomials whose covariances stand for the cells' (h_ij above).
 DEGREE = 6
@@ -208,14 +216,13 @@ PASCAL = np.array([[math.comb(u, v) for v in range(DEGREE + 1)] for u in range(D
 
 @njit(cache=True, nogil=True)
 def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta, moments, neg,
-                mono):  # pragma: no cover - compiled
-    """The polynomial of degree d = min(DEGREE, m - 1) nearest to ``values`` (a cell's h on
-    lo..lo + m - 1) in mean square under the cell's law ``weights``, in the binomial
+                mono, d):  # pragma: no cover - compiled
+    """The polynomial of degree ``d`` (at most min(DEGREE, m - 1)) nearest to ``values`` (a
+    cell's h on lo..lo + m - 1) in mean square under the cell's law ``weights``, in the binomial
     basis: ``out[p]`` (p = 0..d), h(n) ~ sum_p out[p] C(n, p); exact (an interpolation)
     where the law has at most DEGREE + 1 points. The fit is made in t = (n - e) / sd;
     ``gram``, ``rhs``, ``beta``, ``moments`` (2 DEGREE + 1,), ``neg`` and ``mono`` are work
     space. Returns (d, the residual's mean square)."""
-    d = min(DEGREE, m - 1)
     size = d + 1
     gram[:size, :size] = 0.0
     rhs[:size] = 0.0
@@ -297,6 +304,12 @@ def _line_pairs(lines, within, margins, sig, p, q):  # pragma: no cover - compil
     return sq, magnitude, same
 
 
+#: A cell whose law spans more than DEGREE + 1 values (no interpolation) takes the lowest
+#: degree whose projection's residual sd is at most this (G2 / 2's units): a large cell's
+#: h is flat and nearly quadratic, and its degree-DEGREE coefficients in the binomial
+#: basis (C(n, p) ~ n^p / p!) would only add rounding (the bound's first term) that
+#: refuses the stratum; the residual kept is within the bound's second term.
+FLAT_FIT = 1e-6
 #: The cells' cache: 2**CACHE_BITS slots (direct-mapped) of what :func:`_cell` finds.
 CACHE_BITS = 15
 #: A cell's entry: E h + (1 + log e) e, Var h, the projection's residual sd, its degree
@@ -317,13 +330,15 @@ def cell_cache():
 
 @njit(cache=True, nogil=True)
 def _cell(ai, bj, big_n, clogc, weights, values, out, coef, gram, rhs, beta, moments, neg,
-          mono):  # pragma: no cover - compiled
+          mono, flat):  # pragma: no cover - compiled
     """What cell (i, j) of margins ``ai``, ``bj`` contributes, into ``out``
     (:data:`CELL_WIDTH`): E h + (1 + log e) e (e = ai bj / N), Var h (both exact, from the
     cell's law Hypergeometric(N, ai, bj)), then where the law has two points or more the
     residual sd and degree of h's projection (:func:`_projection`) and its coefficients
-    in the binomial basis (degree -1 for a point mass). ``weights``, ``values`` (at least
-    min(ai, bj) + 1), ``coef`` ... ``mono``: work space."""
+    in the binomial basis (degree -1 for a point mass); with ``flat``, a law of more than
+    DEGREE + 1 values takes the lowest degree that fits h within :data:`FLAT_FIT`.
+    ``weights``, ``values`` (at least min(ai, bj) + 1), ``coef`` ... ``mono``: work
+    space."""
     lo, m = _cell_law(ai, bj, big_n, weights)
     e = ai * (bj / float(big_n))
     slope = 1.0 + math.log(e)
@@ -344,8 +359,17 @@ def _cell(ai, bj, big_n, clogc, weights, values, out, coef, gram, rhs, beta, mom
     out[3] = -1.0
     if m < 2:
         return  # a point mass: no covariance
-    d, residual = _projection(lo, m, weights, values, mean_n, max(math.sqrt(vn), 0.5), coef,
-                              gram, rhs, beta, moments, neg, mono)
+    sd = max(math.sqrt(vn), 0.5)
+    d = min(DEGREE, m - 1)
+    if flat and m - 1 > DEGREE:  # wide support: the lowest degree fitting h within FLAT_FIT
+        for low in range(1, DEGREE):
+            _, fit = _projection(lo, m, weights, values, mean_n, sd, coef, gram, rhs, beta,
+                                 moments, neg, mono, low)
+            if fit <= FLAT_FIT * FLAT_FIT:
+                d = low
+                break
+    d, residual = _projection(lo, m, weights, values, mean_n, sd, coef, gram, rhs, beta,
+                              moments, neg, mono, d)
     out[2] = math.sqrt(max(residual, 0.0))
     out[3] = d
     for p in range(d + 1):
@@ -353,7 +377,7 @@ def _cell(ai, bj, big_n, clogc, weights, values, out, coef, gram, rhs, beta, mom
 
 
 @njit(cache=True, nogil=True)
-def _g2_moments(a, b, big_n, clogc, keys, entries):  # pragma: no cover - compiled
+def _g2_moments(a, b, big_n, clogc, keys, entries, flat):  # pragma: no cover - compiled
     """(mean, variance) of G2 under the law with margins a (r,), b (c,) (all > 0), or
     (mean, -1) where the rounding or projection bound fails (see the module docstring).
     Each cell's law is read from the cache ``keys``, ``entries`` (:func:`cell_cache`;
@@ -416,11 +440,11 @@ def _g2_moments(a, b, big_n, clogc, keys, entries):  # pragma: no cover - compil
                 if keys[slot] != key:
                     keys[slot] = 0  # no entry while it is formed (an error leaves none)
                     _cell(a[i], b[j], big_n, clogc, weights, values, cell, coef, gram, rhs,
-                          beta, work, neg, mono)
+                          beta, work, neg, mono, flat)
                     keys[slot] = key
             else:
                 _cell(a[i], b[j], big_n, clogc, weights, values, cell, coef, gram, rhs, beta,
-                      work, neg, mono)
+                      work, neg, mono, flat)
             e_t += cell[0]
             var_sum += cell[1]
             sd_h = max(sd_h, math.sqrt(cell[1]))
@@ -497,18 +521,118 @@ def _g2_moments(a, b, big_n, clogc, keys, entries):  # pragma: no cover - compil
     return 2.0 * (e_t - const), max(4.0 * var_t, 0.0)
 
 
+#: The most tables :func:`_two_line_g2` enumerates (about a millisecond): beyond, the
+#: stratum is permuted.
+ENUMERATE_MAX = 4096
+
+
+@njit(cache=True, nogil=True)
+def _log_choose(n, k):  # pragma: no cover - compiled
+    return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
+
+
+@njit(cache=True, nogil=True)
+def _two_line_g2(a, b, big_n, clogc):  # pragma: no cover - compiled
+    """Exact (mean, variance) of G2 of a stratum with two x levels or two y levels, by
+    enumerating its tables: the line of the smaller margin m (the other is the margins
+    less it) draws its c cells from the other margin b as a multivariate hypergeometric,
+    P(n) = prod_j C(b_j, n_j) / C(N, m); (NaN, -1) where that law has more than
+    :data:`ENUMERATE_MAX` tables (the stratum is then permuted). Serves the strata whose
+    projected variance fails its bound (:func:`_g2_moments`): one cell of wide support,
+    as the large cell of a stratum with one common and one rare level."""
+    if a.shape[0] == 2:
+        m = min(a[0], a[1])
+        line = b
+    else:
+        m = min(b[0], b[1])
+        line = a
+    c = line.shape[0]
+    bound = 1.0
+    for j in range(c - 1):
+        bound *= min(line[j], m) + 1.0
+        if bound > ENUMERATE_MAX:
+            return np.nan, -1.0
+    cap = np.zeros(c + 1, np.int64)  # cap[j]: what columns j.. can take
+    for j in range(c - 1, -1, -1):
+        cap[j] = cap[j + 1] + line[j]
+    const = clogc[big_n] - clogc[m] - clogc[big_n - m]
+    for j in range(c):
+        const -= clogc[line[j]]
+    log_total = _log_choose(big_n, m)
+    ref = (c - 1.0)  # the chi-square's mean: the sums are taken about it
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    cur = np.zeros(c, np.int64)
+    top = np.zeros(c, np.int64)
+    rem = np.zeros(c, np.int64)
+    rem[0] = m
+    cur[0] = max(0, m - cap[1])
+    top[0] = min(line[0], m)
+    j = 0
+    while True:
+        if j < c - 1:
+            if cur[j] > top[j]:
+                if j == 0:
+                    break
+                j -= 1
+                cur[j] += 1
+                continue
+            rem[j + 1] = rem[j] - cur[j]
+            j += 1
+            if j < c - 1:
+                cur[j] = max(0, rem[j] - cap[j + 1])
+                top[j] = min(line[j], rem[j])
+            continue
+        cur[j] = rem[j]  # the last column takes the rest (within its margin by the bounds)
+        log_p = -log_total
+        g = const
+        for k in range(c):
+            log_p += _log_choose(line[k], cur[k])
+            g += clogc[cur[k]] + clogc[line[k] - cur[k]]
+        p = math.exp(log_p)
+        d = 2.0 * g - ref
+        s0 += p
+        s1 += p * d
+        s2 += p * d * d
+        j -= 1
+        cur[j] += 1
+    mean = s1 / s0
+    return ref + mean, max(s2 / s0 - mean * mean, 0.0)
+
+
 @njit(cache=True, nogil=True)
 def _table_moments(a, b, big_n, clogc, moments, g2_address, keys,
                    entries):  # pragma: no cover - compiled
     """:func:`table_moments`, :func:`_g2_moments` called through its address ``g2_address``
     (:data:`G2_MOMENTS`: compiled once, not again inside every caller) with the cells'
     cache ``keys``, ``entries``."""
-    if a.max() == 1 or b.max() == 1:  # one row per x (or y) level: one table up to the
-        return False  # order of its lines, G2 and X2 constant (no moments to fit)
-    g_mean, g_var = _CALL_G2_MOMENTS(g2_address)(a, b, big_n, clogc, keys, entries)
+    if a.max() == 1 or b.max() == 1:  # one row per x (or y) level: every cell 0 or 1,
+        # G2 = 2 (N log N - sum of the margins' n log n) and X2 = N (levels of the other
+        # variable - 1) in every permutation: a shift
+        g = clogc[big_n]
+        for i in range(a.shape[0]):
+            g -= clogc[a[i]]
+        for j in range(b.shape[0]):
+            g -= clogc[b[j]]
+        moments[4] += 2.0 * g
+        moments[5] += big_n * ((b.shape[0] if a.max() == 1 else a.shape[0]) - 1.0)
+        return True
+    g_mean, g_var = _CALL_G2_MOMENTS(g2_address)(a, b, big_n, clogc, keys, entries, False)
     x_mean, x_var = _x2_moments(a, b, big_n)
+    if g_var < 0.0 and (a.shape[0] == 2 or b.shape[0] == 2):  # the bound failed: exact
+        g_mean, g_var = _two_line_g2(a, b, big_n, clogc)  # where there are few tables
+    if g_var < 0.0:  # else flat cells at their lowest degree (formed afresh, not cached)
+        g_mean, g_var = _CALL_G2_MOMENTS(g2_address)(a, b, big_n, clogc, keys[:0],
+                                                     entries[:0], True)
+    if g_var < 0.0:
+        return False  # the bound failed: the stratum is permuted
+    if g_var <= 1e-9 * max(1.0, g_mean) and x_var <= 1e-9 * max(1.0, x_mean):
+        moments[4] += g_mean  # both a point mass (up to rounding): a shift
+        moments[5] += x_mean
+        return True
     if not (g_var > 1e-9 * max(1.0, g_mean) and x_var > 1e-9 * max(1.0, x_mean)):
-        return False  # bound failed, or a point mass: a shift no fitted law holds
+        return False  # one statistic a point mass, the other not: left to the permutations
     moments[0] += g_mean
     moments[1] += x_mean
     moments[2] += g_var
@@ -518,13 +642,21 @@ def _table_moments(a, b, big_n, clogc, moments, g2_address, keys,
 
 def table_moments(a, b, big_n, clogc, moments, cache=None) -> bool:
     """Add the exact null mean and variance of G2 and X2 of one stratum (margins ``a``,
-    ``b``, positive int64, N = ``big_n``) to ``moments`` (G2 and X2 means, then variances);
-    False (nothing added) where the bound on the error of G2's variance exceeds
-    :data:`TOLERANCE` of it (see the module docstring), or where a statistic does not
-    vary under the law (a constant the permutations carry exactly). ``cache``: the cells'
-    cache (:func:`cell_cache`), or None. The kernels call the compiled
-    :func:`_table_moments` (:data:`TABLE_MOMENTS`)."""
+    ``b``, positive int64, N = ``big_n``) to ``moments`` (6,): G2 and X2 means, their
+    variances, then G2 and X2 **shifts**, the values of a stratum whose statistics do not
+    vary under the law (one row per x or per y level, or any other point mass): a constant
+    is not a random part, so it is kept out of the fitted law's moments (a scaled
+    chi-square fitted to constant + random part has the mean of both but only the random
+    part's variance: nearly normal, too light a tail) and subtracted from the statistic
+    instead. False (nothing added) where the bound on the error of G2's variance exceeds
+    :data:`TOLERANCE` of it (see the module docstring). ``cache``: the cells' cache
+    (:func:`cell_cache`), or None. The kernels call the compiled :func:`_table_moments`
+    (:data:`TABLE_MOMENTS`)."""
     keys, entries = _NO_CACHE if cache is None else cache
+    if not (isinstance(moments, np.ndarray) and moments.shape == (6,)
+            and moments.dtype == np.float64):
+        raise ValueError("moments must be a float64 array of shape (6,): G2 and X2 means, "
+                         f"variances and shifts; got {getattr(moments, 'shape', moments)!r}")
     return bool(_table_moments(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
                                int(big_n), np.ascontiguousarray(clogc, dtype=np.float64),
                                moments, G2_MOMENTS.address(), keys, entries))
@@ -541,7 +673,7 @@ CACHE_KEYS = types.Array(types.int64, 1, "C")
 CACHE_ENTRIES = types.Array(types.float64, 2, "C")
 #: :func:`_g2_moments`, called by address.
 G2_MOMENTS = Callee(_g2_moments, types.UniTuple(types.float64, 2)(
-    _ANY_I64, _ANY_I64, types.int64, _F64, CACHE_KEYS, CACHE_ENTRIES))
+    _ANY_I64, _ANY_I64, types.int64, _F64, CACHE_KEYS, CACHE_ENTRIES, types.boolean))
 _CALL_G2_MOMENTS = G2_MOMENTS.call
 #: :func:`_table_moments`, called by address by the calibration's kernels.
 TABLE_MOMENTS = Callee(_table_moments, types.boolean(_ANY_I64, _ANY_I64, types.int64, _F64,
