@@ -1,5 +1,7 @@
-"""The command line, end to end through a subprocess (its messages through main in this
-process: each interpreter start costs seconds)."""
+"""The command line, end to end through a subprocess where the interpreter matters (the
+exit status, a closed pipe, warnings' first showing, one whole run writing its files);
+its messages and the other runs through main in this process (each interpreter start
+costs seconds)."""
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -32,9 +34,9 @@ def csv(tmp_path_factory):
     return path
 
 
-def test_demo_prints_summaries_truth_and_plot(tmp_path):
+def test_demo_prints_summaries_truth_and_plot(tmp_path, capsys):
     plot = tmp_path / "demo.png"
-    out = run("demo", "--rows", "2000", "--plot", str(plot))
+    out = here(capsys, "demo", "--rows", "2000", "--plot", str(plot))
     assert out.returncode == 0, out.stderr
     assert "ALARM network (37 nodes, 46 arcs)" in out.stdout
     assert "Mutual Information (G2) test" in out.stdout
@@ -54,9 +56,9 @@ def test_select_writes_pvalues_and_plot(csv, tmp_path):
     assert (tmp_path / "p.png").stat().st_size > 1000
 
 
-def test_select_passes_parameters(csv):
-    out = run("select", str(csv), "--target", "dysp", "--test", "mc-g2", "--param", "B=99",
-              "--param", "seed=1")
+def test_select_passes_parameters(csv, capsys):
+    out = here(capsys, "select", str(csv), "--target", "dysp", "--test", "mc-g2", "--param",
+               "B=99", "--param", "seed=1")
     assert out.returncode == 0, out.stderr
     assert "mc-g2" in out.stdout
 
@@ -99,41 +101,42 @@ def test_a_user_mistake_exits_2_through_the_interpreter(csv):
     assert "Traceback" not in out.stderr
 
 
-def test_select_reads_integers_with_blanks_as_discrete_and_writes_rankings(tmp_path):
+def test_select_reads_integers_with_blanks_as_discrete_and_writes_rankings(tmp_path, capsys):
     """An integer column with a blank stays an integer column (not floats needing bins); a
     learner without p-values (fsdms) writes its ranking."""
     path = tmp_path / "blanks.csv"
     rows = ["a,b,y"] + [f"{i % 3},{(i // 3) % 2},{i % 3}" for i in range(60)] + ["1,,1"]
     path.write_text("\n".join(rows) + "\n")
-    out = run("select", str(path), "--target", "y", "--na", "drop")
+    out = here(capsys, "select", str(path), "--target", "y", "--na", "drop")
     assert out.returncode == 0, out.stderr
     assert "Blanket of y" in out.stdout
-    out = run("select", str(path), "--target", "y", "--na", "drop", "--method", "fsdms",
-              "--out", str(tmp_path / "rank.csv"))
+    out = here(capsys, "select", str(path), "--target", "y", "--na", "drop", "--method",
+               "fsdms", "--out", str(tmp_path / "rank.csv"))
     assert out.returncode == 0, out.stderr
     assert list(pd.read_csv(tmp_path / "rank.csv")["feature"])[0] == "a"
 
 
-def test_usage_error_exits_2():
-    out = run("frobnicate")
-    assert out.returncode == 2
-    assert "invalid choice" in out.stderr
+def test_usage_error_exits_2(capsys):
+    with pytest.raises(SystemExit) as exited:  # argparse's own exit
+        main(["frobnicate"])
+    assert exited.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
 
 
-def test_vignettes_are_listed():
-    out = run("vignettes")
+def test_vignettes_are_listed(capsys):
+    out = here(capsys, "vignettes")
     assert out.returncode == 0
     assert "Vignettes" in out.stdout
     assert "grow_shrink_parity" in out.stdout and "near-parity" in out.stdout
 
 
-def test_select_reads_a_sample_mbstat_wrote_with_levels_named_none(tmp_path):
+def test_select_reads_a_sample_mbstat_wrote_with_levels_named_none(tmp_path, capsys):
     """The insurance network's level "None" (Accident, ThisCarDam) is a level, not missing:
     as R's read.csv, only empty cells and "NA" are missing."""
     path = tmp_path / "insurance.csv"
     sample_network("insurance", 400, seed=1).to_csv(path, index=False)
     assert "None" in path.read_text()
-    out = run("select", str(path), "--target", "Accident")
+    out = here(capsys, "select", str(path), "--target", "Accident")
     assert out.returncode == 0, out.stderr
     assert "Blanket of Accident" in out.stdout
 
