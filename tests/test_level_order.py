@@ -106,10 +106,10 @@ def test_parquet_through_dask_gives_the_memory_answers(alarm, parted):
 
 @pytest.mark.slow
 def test_every_alarm_target_in_every_order_and_through_parquet(alarm, parted):
-    """All 37 targets: categories reversed, shuffled, and the rows read back from Parquet
-    through Dask, with the default test."""
-    refs = check_targets(alarm, [reordered(alarm, "reversed"), reordered(alarm, "shuffled")],
-                         list(alarm.columns))
+    """All 37 targets: categories reversed (every column's order changes; the shuffle of
+    seed 0 leaves 13 of the 37 columns as they were, and the quick test checks it on six
+    targets), and the rows read back from Parquet through Dask, with the default test."""
+    refs = check_targets(alarm, [reordered(alarm, "reversed")], list(alarm.columns))
     for target, ref in refs.items():  # through Dask: the same blankets; a few p-values of the
         # partitioned path (rows of the permuted strata gathered) differ from memory's at
         # Monte Carlo level (its kernel can take the rows path where memory takes the
