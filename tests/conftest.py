@@ -1,5 +1,6 @@
 """Shared test helpers."""
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,3 +24,13 @@ def run_vignette(tmp_path):
         return proc.stdout
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def sigint_handler_kept():
+    """Every test leaves SIGINT's handler as it found it (the Ctrl-C tests' children inherit
+    an ignored SIGINT; mbstat's compiled calls hold SIGINT and must hand it back)."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    assert after is before or after == before, f"SIGINT's handler left {after!r}, was {before!r}"
