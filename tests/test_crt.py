@@ -731,3 +731,143 @@ def test_a_model_that_never_split_on_a_removed_column_is_its_refit():
     for a, b in zip(carried.out, refitted.out):
         assert a[1] == b[1] and a[0] == b[0]
     assert carried.n_fits < refitted.n_fits
+
+
+# ------------------------------------------------- issue 27: the shrink phase's cost
+def _alarm_blanket(n=800, seed=1):
+    from mbstat.datasets import sample_network
+
+    ds = as_dataset(sample_network("alarm", n, seed=seed))
+    names = ["TPR", "MINVOLSET", "VENTMACH", "VENTLUNG", "MINVOL", "PVSAT", "SAO2", "ARTCO2",
+             "CATECHOL", "HRBP", "HREKG", "HRSAT", "CO", "BP"]
+    return ds, tuple(sorted(ds.index(c) for c in names))
+
+
+def test_a_fit_on_the_distinct_rows_weighted_is_the_fit_on_every_row():
+    """XGBoost on the distinct rows of (X, y) weighted by their counts minimizes the same
+    objective with the same gradient sums: on discrete data (ALARM) the same rounds and the
+    same predictions up to float32 rounding, on a tenth to a half of the rows; rows all
+    distinct (continuous data) are fitted as they are, bit for bit."""
+    from mbstat.ci.models.estimators import distinct_rows
+
+    ds, big = _alarm_blanket()
+    eng = CRTEngine(ds, ds.index("HR"), seed=3)
+    for cols in (big, big[:5]):
+        X = eng.X[:, np.concatenate([eng.groups[c] for c in cols])]
+        types = [eng.types[c] for c in cols]
+        train = eng.parts[0] != 0
+        shares = len(distinct_rows(np.column_stack([X[train], eng.labels[train]]))[0]) / \
+            train.sum()
+        assert shares < 0.75
+        for seed in (1, 2):
+            every = eng.learner.fit(X[train], eng.labels[train], seed, types)
+            weighted = eng.learner.fit(X[train], eng.labels[train], seed, types, True)
+            assert every.num_boosted_rounds() == weighted.num_boosted_rounds()
+            np.testing.assert_allclose(weighted.inplace_predict(X), every.inplace_predict(X),
+                                       rtol=0, atol=1e-6)
+    cont = CRTEngine(as_dataset(issue_data(3, n=300)), 2, seed=1)
+    plain = cont.learner.fit(cont.X, cont.labels, 5)
+    np.testing.assert_array_equal(cont.learner.fit(cont.X, cont.labels, 5, None, True)
+                                  .inplace_predict(cont.X), plain.inplace_predict(cont.X))
+
+
+def test_distinct_rows_group_as_numpy_unique(monkeypatch):
+    """The hashed distinct rows are np.unique's (axis 0) in another order, with their counts
+    and each row's index; rows that collide in the hash fall back to np.unique's bytes."""
+    from mbstat.ci.models import estimators
+    from mbstat.ci.models.estimators import distinct_rows, weighted_rows
+
+    rng = np.random.default_rng(0)
+    for collide in (False, True):
+        if collide:  # every multiplier 1: rows with the same words in any order collide
+            monkeypatch.setattr(estimators, "_HASH", np.ones(4096, dtype=np.uint64))
+        for dtype in (np.float32, np.float64):
+            X = rng.integers(0, 3, size=(500, 6)).astype(dtype)
+            rows, counts, inverse = distinct_rows(X)
+            ref = np.unique(X, axis=0, return_counts=True)
+            assert len(rows) == len(ref[0])
+            np.testing.assert_array_equal(rows[inverse], X)
+            np.testing.assert_array_equal(np.sort(counts), np.sort(ref[1]))
+            assert len(weighted_rows(X)[0]) == len(rows)
+
+
+def test_within_strata_order_is_lexsort():
+    """The shuffle within strata of the histogram pass: one argsort of stratum + key orders
+    as np.lexsort, keys that coincide after rounding included."""
+    from mbstat.ci.models.crt import _within_strata
+
+    rng = np.random.default_rng(2)
+    for trial in range(200):
+        n = int(rng.integers(1, 2000))
+        strata = np.sort(rng.integers(0, int(rng.integers(1, 300)), n))
+        key = rng.random(n)
+        if trial % 2:
+            key[: n // 2] = np.round(key[: n // 2], 2)  # ties within and across strata
+        np.testing.assert_array_equal(_within_strata(strata, key), np.lexsort((key, strata)))
+
+
+def test_boosting_through_the_c_functions_is_boosting_through_the_methods(monkeypatch):
+    """The early-stopped fit's rounds go straight to XGBoost's C functions after the first;
+    the same boosters, bit for bit, as through Booster.update and Booster.eval."""
+    from mbstat.ci.models import estimators
+
+    ds, big = _alarm_blanket(400)
+    eng = CRTEngine(ds, ds.index("HR"), seed=3)
+    X = eng.X[:, np.concatenate([eng.groups[c] for c in big])]
+    types = [eng.types[c] for c in big]
+    fast = eng.learner.fit(X, eng.labels, 4, types)
+    monkeypatch.setattr(estimators, "_boosting_calls", lambda b, dtrain, dvalid: (
+        lambda i: b.update(dtrain, i), lambda i: b.eval(dvalid, "valid")))
+    slow = eng.learner.fit(X, eng.labels, 4, types)
+    assert fast.num_boosted_rounds() == slow.num_boosted_rounds()
+    np.testing.assert_array_equal(fast.inplace_predict(X), slow.inplace_predict(X))
+
+
+def test_a_part_whose_model_never_splits_on_x_is_p_one_without_drawing():
+    """A tree model that never splits on x predicts alike whatever x: every draw ties the
+    data, the part stops at the 10th draw with p = 1 and no increase; _part_pvalue says so
+    without drawing, as the draws themselves do."""
+    from mbstat.ci.models.crt import (_held_out_losses, _ignores, _part_pvalue,
+                                      sequential_pvalue)
+
+    df = issue_data(5, n=300)
+    ds = as_dataset(df)
+    for model in ("xgboost", "tree"):
+        params = {"max_depth": 1, "n_estimators": 2} if model == "xgboost" else \
+            {"max_depth": 1}
+        eng = CRTEngine(ds, 2, model=model, seed=1, model_params=params)
+        train, test = eng.parts[0] != 0, eng.parts[0] == 0
+        fitted = eng.learner.fit(eng.X[train], eng.labels[train], 1)
+        assert _ignores(eng.learner, fitted, np.array([0]))  # depth 1: z alone is split
+        drawn = eng._sampler((0,), (1,), eng.X[:, [0]])(np.flatnonzero(test), 200,
+                                                         np.random.default_rng(0))
+        args = (eng.learner, eng.task, 200, fitted, eng.X[test], np.array([0]),
+                eng.y[test], drawn, 3)
+        observed, null = _held_out_losses(*args)
+        assert len(null) == 10 and sequential_pvalue(observed, null, 0.5, 0) == 1.0
+        assert abs(null.mean() - observed) <= 1e-12 * observed
+        assert _part_pvalue(*args, 0.5) == (1.0, 0.0)
+
+
+def test_a_shrink_is_the_same_whatever_n_jobs():
+    """A shrink (each member given the rest, removals refitted or carried, fits on the
+    distinct rows) gives the same p-values and increases, and keeps the same models, with
+    the parts in waves of 2 as one at a time: a wave's models after the part that ends a
+    test are dropped."""
+    ds, big = _alarm_blanket(600, seed=2)
+    engines = [CRTEngine(ds, ds.index("HR"), seed=5, n_jobs=j, parallel="threads")
+               for j in (1, 2)]
+    outs = []
+    for eng in engines:
+        blanket, out = list(big), []
+        for x in big[:6]:
+            res = eng.test_many([(x,)], tuple(c for c in blanket if c != x))[0]
+            out.append(res)
+            if res[1] > 0.05:
+                blanket.remove(x)
+        outs.append(out)
+    for a, b in zip(*outs):
+        assert a[:4] == b[:4]
+        np.testing.assert_array_equal(a[4], b[4])
+    assert [sorted(m) for m in engines[0]._models.values()] == \
+        [sorted(m) for m in engines[1]._models.values()]
