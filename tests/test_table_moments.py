@@ -222,3 +222,39 @@ def test_cached_cells_give_the_same_bits():
             a, b, n = strata[k]
             assert _g2_moments(a, b, n, clogc, *cache, False) == plain[k]
     assert np.count_nonzero(cache[0]) > 100  # cells were cached (and read back above)
+
+
+def test_cached_strata_give_the_same_bits():
+    """A stratum's moments depend on N and its margins alone: read back from the cache's
+    strata section (cold, then warm, then with two slots only, so that strata overwrite
+    each other and a stale slot must not be mistaken for another stratum), they are bit
+    for bit those formed without a cache, shifts and refusals included."""
+    from mbstat.ci.tables import _table_moments as tm
+
+    rng = np.random.default_rng(12)
+    strata = [(np.array([1, 1, 1]), np.array([2, 1]), 3),  # a shift
+              (np.array([6, 487]), np.array([14, 21, 458]), 493)]  # enumerated
+    for _ in range(300):
+        r, c = int(rng.integers(2, 7)), int(rng.integers(2, 5))
+        n = int(rng.integers(r * c, 8 * r * c))
+        a, b = _random_margins(rng, r, n), _random_margins(rng, c, n)
+        if len(a) > 1 and len(b) > 1:
+            strata.append((a, b, n))
+    clogc = clogc_table(max(n for *_, n in strata))
+
+    def run(cache):
+        out = []
+        for a, b, n in strata:
+            moments = np.zeros(6)
+            out.append((table_moments(a, b, n, clogc, moments, cache), moments.tobytes()))
+        return out
+
+    plain = run(None)
+    cache = cell_cache()
+    assert run(cache) == plain and run(cache) == plain
+    assert np.count_nonzero(cache[0][1 << tm.CACHE_BITS:]) > 100  # strata were cached
+    keys, entries = cell_cache()
+    cells = 1 << tm.CACHE_BITS  # the strata's section cut to two slots
+    small = (keys[:cells + 2 * tm.STRATUM_KEY].copy(), entries[:cells + 2].copy())
+    assert run(small) == plain and run(small) == plain
+    assert np.count_nonzero(small[0][cells:]) > 2
