@@ -88,8 +88,9 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         ``model``) serve every member, and XGBoost fits them on the distinct rows weighted
         by their counts where rows repeat (discrete data; the same objective); the draws of
         x given z are made once per conditioning set and kept; a shuffle given a discrete z
-        shuffles the model's predictions, and a tree model's draws are read from one prediction per interval
-        between its split points on x; a test stops drawing once ten draws are as
+        shuffles the model's predictions, and a tree model's draws are read from one
+        prediction per interval between its split points on x; a test stops drawing once
+        ten draws are as
         extreme as the data (Besag & Clifford 1991), or once its first draws make the
         decision at ``alpha`` clear (:func:`mbstat.ci.models.crt.early_draws`), and such a
         clear part ends the test (its p-value is then fixed: the other parts are neither
