@@ -93,7 +93,8 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         ten draws are as extreme as the data (Besag & Clifford 1991), or once its first
         draws make the decision at ``alpha`` clear
         (:func:`mbstat.ci.models.crt.early_draws`), and such a clear part ends the test (its
-        p-value is then fixed: the other parts are neither fitted nor drawn). The CRT's folds run at once on ``n_jobs`` workers.
+        p-value is then fixed: the other parts are neither fitted nor drawn). The CRT's
+        folds run at once on ``n_jobs`` workers.
         "loco": the calibrated cross-fitted leave-covariate-out test
         (:func:`mbstat.ci.models.loco.loco_test`), less power.
         "ppi": the paper's predictive permutation test (Algorithm 1), to
