@@ -367,7 +367,14 @@ def tie(data, target, test="auto", alpha=0.05, *, base="iamb_fdr", base_args=Non
         Markov boundary for none of them, and TIE* on the data reports the reference's
         boundaries for all nine (``benchmarks/equivalent.py``; the figures with and
         without the second pass are in the user guide's "Equivalent Markov
-        boundaries").
+        boundaries"). The second pass's boundaries are larger sets (without D the
+        boundary of T is D's, proxies of D included) whose last members carry little:
+        on hailfinder at 5,000 rows the members of the graph's blanket it misses are
+        spouses tested before their common child is in the set, or children whose
+        information the proxies already hold (the population's I(T; x | z) of the
+        excluding test: zero for a spouse, at most 6e-3 nats for a child, 1.2e-4 for
+        ScnRelPlFcst's child given seven children of Scenario, which hold 98.8% of its
+        entropy): power, not determinism (``benchmarks/equivalent.py --explain``).
     backend, candidates, whitelist, blacklist, max_sx, discretize, na, progress, **test_args
         As in :func:`mbstat.iamb`. Whitelisted features are in every boundary (never
         removed); blacklisted ones in none.
