@@ -299,6 +299,59 @@ def test_same_seed_same_result_whatever_the_workers():
     assert not one.fold_importance.equals(other.fold_importance)
 
 
+def test_idle_fold_workers_lend_themselves_without_changing_the_crt_result():
+    """With the CRT on threads, a worker with no fold left lends itself to the folds still
+    running (their waves of parts take it): never more workers at once than n_jobs, and the
+    result of one worker, log and blanket, bit for bit (issue 27)."""
+    import threading
+
+    from mbstat.algorithms.ppfs import _Spare
+    from mbstat.ci.models import crt
+    from mbstat.datasets import sample_network
+
+    spare = _Spare(folds=5, workers=2, jobs=1)
+    spare.start()
+    spare.start()
+    for _ in range(3):
+        spare.finish()
+        assert spare() == 0  # a fold still to start takes the idle worker
+        spare.start()
+    assert spare() == 0  # the last two folds running on the two workers
+    spare.finish()
+    assert spare() == 1  # one fold left: the idle worker is lent to it
+    spare = _Spare(folds=3, workers=3, jobs=2)
+    for _ in range(3):
+        spare.start()
+    spare.finish()
+    assert spare() == 1  # one worker's 2 threads shared by the 2 folds still running
+    data = sample_network("alarm", 900, seed=4)
+    lock, now, most, lent = threading.Lock(), [0], [0], []
+    part, jobs = crt._part_pvalue, crt.CRTEngine._jobs
+
+    def counted(f):
+        def run(*a, **k):
+            with lock:
+                now[0] += 1
+                most[0] = max(most[0], now[0])
+            try:
+                return f(*a, **k)
+            finally:
+                with lock:
+                    now[0] -= 1
+        return run
+
+    crt._part_pvalue = counted(part)
+    crt.CRTEngine._jobs = lambda self: lent.append(jobs(self)) or lent[-1]
+    try:
+        both = ppfs(data, "HR", seed=2, n_jobs=2, progress=False)
+    finally:
+        crt._part_pvalue, crt.CRTEngine._jobs = part, jobs
+    one = ppfs(data, "HR", seed=2, n_jobs=1, progress=False)
+    assert max(lent) == 2 and most[0] <= 2
+    assert one.selected == both.selected
+    pd.testing.assert_frame_equal(one.tests, both.tests)
+
+
 def test_candidates_and_caller_data_untouched():
     df = regression_frame(5, n=200)
     copy = df.copy()

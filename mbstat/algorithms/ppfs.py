@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 import numpy as np
@@ -230,8 +231,9 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
         from joblib import Parallel, delayed
 
         backend = "threading" if threads else "loky"
+        spare = _Spare(len(jobs), workers, inner_jobs) if threads and test == "crt" else None
         runs = Parallel(n_jobs=workers, backend=backend, return_as="generator")(
-            delayed(_run_fold)(*j) for j in jobs)
+            delayed(_run_fold)(*j, spare=spare) for j in jobs)
     else:
         runs = (_run_fold(*j, tick=bar.update) for j in jobs)
     fold_runs = []
@@ -368,7 +370,10 @@ def _across_folds(n_jobs: int, n_folds: int, threads: bool, test: str = "ppi") -
     """Whole folds per worker: processes when there are at least as many folds as
     processes; and for the CRT, threads (or processes) whenever several workers and folds
     are there (its shrink phase tests one member at a time, in few parts: too little work
-    to fill the threads of one fold), each with ``n_jobs // workers`` threads.
+    to fill the threads of one fold), each with ``n_jobs // workers`` threads; once every fold
+    has started, a thread worker with no fold left lends its threads to the CRT folds still
+    running (:class:`_Spare`: the last folds' parts run in waves of more workers, never more
+    than ``n_jobs`` at once, the results unchanged).
 
     Otherwise threads, which cost nothing to start and share the data, split the work
     of each fold instead (better balanced); processes pay for every dispatch.
@@ -577,11 +582,54 @@ def pairwise_screen(dataset, alpha: float, bins: int = SCREEN_BINS):
     return screen
 
 
+class _Spare:
+    """The workers that threads running whole folds (``workers`` of them, ``jobs`` each) can
+    lend: once every fold has started, each worker without a fold lends its ``jobs`` to the
+    folds still running, shared among them, so that the last folds do not run on one
+    worker's threads while the others wait (never more than ``workers * jobs`` at once)."""
+
+    def __init__(self, folds: int, workers: int, jobs: int):
+        self.folds, self.workers, self.jobs = folds, workers, jobs
+        self.started = self.finished = 0
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        with self.lock:
+            self.started += 1
+
+    def finish(self) -> None:
+        with self.lock:
+            self.finished += 1
+
+    def __call__(self) -> int:
+        """Workers lent to one running fold now."""
+        with self.lock:
+            running = self.started - self.finished
+            if self.started < self.folds or running < 1:
+                return 0
+            return (self.workers - running) * self.jobs // running
+
+
 def _run_fold(dataset, target, cands, alpha, seed, test_name, test_args, spouses,
-              tick=None) -> dict:
-    """One fold of PPFS: the search with the model-based test, and its importance table."""
+              tick=None, spare=None) -> dict:
+    """One fold of PPFS: the search with the model-based test, and its importance table;
+    ``spare`` (:class:`_Spare`): the workers it may borrow while it runs."""
+    if spare is None:
+        return _fold(dataset, target, cands, alpha, seed, test_name, test_args, spouses, tick)
+    spare.start()
+    try:
+        return _fold(dataset, target, cands, alpha, seed, test_name, test_args, spouses, tick,
+                     spare)
+    finally:
+        spare.finish()
+
+
+def _fold(dataset, target, cands, alpha, seed, test_name, test_args, spouses, tick,
+          spare=None) -> dict:
     test = {"ppi": PPITest, "crt": CRTTest, "loco": LOCOTest}[test_name](seed=seed, **test_args)
     test.progress = tick
+    if spare is not None:  # the CRT's engine: its waves of parts take the lent workers
+        test.engine(dataset, dataset.index(target)).spare = spare
     tester = CITester(dataset, test, alpha=alpha)
     screen = pairwise_screen(dataset, alpha) if spouses else None
     blanket, grow, shrink, trace = search(tester, target, cands, alpha, screen)

@@ -300,6 +300,9 @@ class CRTEngine(LOCOEngine):
         #: Stop a test's parts at the first that reaches the least p-value a part can take
         #: (its early stop's); False draws every part (tests compare the two).
         self.staged = True
+        #: None, or ``spare() -> int``: workers lent now on top of ``n_jobs`` (threads only;
+        #: the results are the same whatever the workers, tests/test_crt.py).
+        self.spare = None
 
     def set_level(self, alpha: float) -> None:
         """The level the early stop serves (:func:`early_draws`; none when B is smaller)."""
@@ -445,7 +448,7 @@ class CRTEngine(LOCOEngine):
         models = self._models_of(features)
         # the least p-value a part can take: its early stop's (every other part's is larger)
         clear = 1.0 / (self.early + 1) if self.early else -1.0
-        done, wave = [], max(1, self.n_jobs)
+        done = []
 
         xcols = np.concatenate([self.groups[c] for c in x])
         layouts = {features: (X, xpos)}
@@ -471,10 +474,13 @@ class CRTEngine(LOCOEngine):
 
         added = []  # the models this test put in: fitted or carried
         for r in range(self.repeats):  # a split at a time, its parts in waves of n_jobs
-            for lo in range(0, self.folds, wave):
-                keys = [(r, k) for k in range(lo, min(lo + wave, self.folds))]
-                added += self._fit(features, X, types, models, keys)
-                done += self._map(_part_pvalue, [task(*key) for key in keys])
+            lo = 0
+            while lo < self.folds:
+                jobs = self._jobs()
+                keys = [(r, k) for k in range(lo, min(lo + jobs, self.folds))]
+                lo += len(keys)
+                added += self._fit(features, X, types, models, keys, jobs)
+                done += self._map(_part_pvalue, [task(*key) for key in keys], jobs)
                 if self.staged and any(p <= clear for p, _ in done):
                     break
             if self.staged and any(p <= clear for p, _ in done):  # p is J / (early + 1)
@@ -495,14 +501,22 @@ class CRTEngine(LOCOEngine):
         increase = float(np.mean([d for _, d in done]))
         return least, p, math.log(p), increase, pvalues
 
-    def _map(self, fn, tasks) -> list:
-        """``fn(*task)`` of each task, on ``n_jobs`` threads or processes (in order)."""
-        if self.n_jobs == 1 or len(tasks) == 1:
+    def _jobs(self) -> int:
+        """Workers for the next wave: ``n_jobs``, plus those that :attr:`spare` lends now
+        (workers of the caller's that are idle; ``ppfs`` lends a worker that has no fold
+        left to the folds still running)."""
+        return max(1, self.n_jobs + (self.spare() if self.spare is not None else 0))
+
+    def _map(self, fn, tasks, jobs=None) -> list:
+        """``fn(*task)`` of each task, on ``jobs`` (default ``n_jobs``) threads or processes
+        (in order)."""
+        jobs = self.n_jobs if jobs is None else jobs
+        if jobs == 1 or len(tasks) == 1:
             return [fn(*t) for t in tasks]
         from joblib import Parallel, delayed
 
         backend = "threading" if self.parallel == "threads" else "loky"
-        return Parallel(n_jobs=min(self.n_jobs, len(tasks)), backend=backend)(
+        return Parallel(n_jobs=min(jobs, len(tasks)), backend=backend)(
             delayed(fn)(*t) for t in tasks)
 
     def _models_of(self, features: tuple) -> dict:
@@ -516,7 +530,7 @@ class CRTEngine(LOCOEngine):
                 self._models.popitem(last=False)
         return models
 
-    def _fit(self, features, X, types, models, keys) -> list:
+    def _fit(self, features, X, types, models, keys, jobs=None) -> list:
         """The models of the (split, part) ``keys`` not yet in ``models``, as (model, the
         data columns it was fitted on): carried from a larger feature set where
         :meth:`_carried` finds one, else fitted. Returns the keys put in."""
@@ -531,7 +545,7 @@ class CRTEngine(LOCOEngine):
             return added
         fits = self._map(self.learner.fit, [
             (X[self.parts[r] != k], self.labels[self.parts[r] != k], int(self.fit_seeds[r, k]),
-             types, True) for r, k in keys])
+             types, True) for r, k in keys], jobs)
         models.update((key, (fit, features)) for key, fit in zip(keys, fits))
         self.n_fits += len(keys)
         if self.device_used is None:
@@ -637,6 +651,7 @@ class CRTEngine(LOCOEngine):
     def __getstate__(self):
         state = super().__getstate__()
         state["_data"], state["_models"], state["_level_cache"] = self._data, OrderedDict(), {}
+        state["spare"] = None
         return state
 
     def _levels(self, cols) -> tuple:
