@@ -202,18 +202,23 @@ def test_counted_table_serves_a_stratum_that_is_a_point_mass():
     assert not out[1:].any()  # nothing drawn
 
 
-def test_cached_cells_give_the_same_bits():
-    """A cell's law, h and projection depend on (N, a_i, b_j) alone: strata formed with the
-    cells' cache (cold, then warm, many cells sharing slots) give bit for bit the moments
-    formed without it, whatever the order the strata come in."""
-    rng = np.random.default_rng(11)
+def _random_strata(rng, k=300):
+    """Up to ``k`` random strata (a, b, N) of 2-6 x 2-4 observed levels."""
     strata = []
-    for _ in range(300):
+    for _ in range(k):
         r, c = int(rng.integers(2, 7)), int(rng.integers(2, 5))
         n = int(rng.integers(r * c, 8 * r * c))
         a, b = _random_margins(rng, r, n), _random_margins(rng, c, n)
         if len(a) > 1 and len(b) > 1:
             strata.append((a, b, n))
+    return strata
+
+
+def test_cached_cells_give_the_same_bits():
+    """A cell's law, h and projection depend on (N, a_i, b_j) alone: strata formed with the
+    cells' cache (cold, then warm, many cells sharing slots) give bit for bit the moments
+    formed without it, whatever the order the strata come in."""
+    strata = _random_strata(np.random.default_rng(11))
     clogc = clogc_table(max(n for *_, n in strata))
     plain = [_g2_moments(a, b, n, clogc, *_NO_CACHE, False) for a, b, n in strata]
     cache = cell_cache()
@@ -231,15 +236,9 @@ def test_cached_strata_give_the_same_bits():
     for bit those formed without a cache, shifts and refusals included."""
     from mbstat.ci.tables import _table_moments as tm
 
-    rng = np.random.default_rng(12)
     strata = [(np.array([1, 1, 1]), np.array([2, 1]), 3),  # a shift
-              (np.array([6, 487]), np.array([14, 21, 458]), 493)]  # enumerated
-    for _ in range(300):
-        r, c = int(rng.integers(2, 7)), int(rng.integers(2, 5))
-        n = int(rng.integers(r * c, 8 * r * c))
-        a, b = _random_margins(rng, r, n), _random_margins(rng, c, n)
-        if len(a) > 1 and len(b) > 1:
-            strata.append((a, b, n))
+              (np.array([6, 487]), np.array([14, 21, 458]), 493),  # enumerated
+              *_random_strata(np.random.default_rng(12))]
     clogc = clogc_table(max(n for *_, n in strata))
 
     def run(cache):
