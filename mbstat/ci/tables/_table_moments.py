@@ -549,8 +549,9 @@ def _two_line_g2(a, b, big_n, clogc):  # pragma: no cover - compiled
     """Exact (mean, variance) of G2 of a stratum with two x levels or two y levels, by
     enumerating its tables: the line of the smaller margin m (the other is the margins
     less it) draws its c cells from the other margin b as a multivariate hypergeometric,
-    P(n) = prod_j C(b_j, n_j) / C(N, m); (NaN, -1) where that law has more than
-    :data:`ENUMERATE_MAX` tables (the stratum is then permuted). Serves the strata whose
+    P(n) = prod_j C(b_j, n_j) / C(N, m); (NaN, -1) where the bound prod_{j < c} (min(b_j,
+    m) + 1) on its number of tables exceeds :data:`ENUMERATE_MAX` (the stratum is then
+    permuted). Serves the strata whose
     projected variance fails its bound (:func:`_g2_moments`): one cell of wide support,
     as the large cell of a stratum with one common and one rare level."""
     if a.shape[0] == 2:
