@@ -1402,8 +1402,7 @@ def _table_null(x, y, z, rx, ry, rz, B, seed, dense_min, clogc, tail, addrs, key
         g_val, x_val, prob, first = _two_by_two_laws(margins[:h], clogc)
         found[0], found[1] = _CALL_TWO_BY_TWO_TAIL(addrs[_TWO_BY_TWO_TAIL])(
             tail[0] - moments[4 + column], g_val if column == 0 else x_val, prob, first,
-            moments[column] + tail[2],
-            moments[2 + column] + tail[3], margins[:h])
+            moments[column] + tail[2], moments[2 + column] + tail[3], margins[:h])
     if dense_min > 0.0:  # semiparametric: exact moments, nothing to draw
         _CALL_TWO_BY_TWO_MOMENTS(addrs[_TWO_BY_TWO_MOMENTS])(margins[:h], clogc, moments)
         h = 0

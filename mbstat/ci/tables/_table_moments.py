@@ -551,9 +551,9 @@ def _two_line_g2(a, b, big_n, clogc):  # pragma: no cover - compiled
     less it) draws its c cells from the other margin b as a multivariate hypergeometric,
     P(n) = prod_j C(b_j, n_j) / C(N, m); (NaN, -1) where the bound prod_{j < c} (min(b_j,
     m) + 1) on its number of tables exceeds :data:`ENUMERATE_MAX` (the stratum is then
-    permuted). Serves the strata whose
-    projected variance fails its bound (:func:`_g2_moments`): one cell of wide support,
-    as the large cell of a stratum with one common and one rare level."""
+    permuted). Serves the strata whose projected variance fails its bound
+    (:func:`_g2_moments`): one cell of wide support, as the large cell of a stratum with
+    one common and one rare level."""
     if a.shape[0] == 2:
         m = min(a[0], a[1])
         line = b
@@ -569,11 +569,15 @@ def _two_line_g2(a, b, big_n, clogc):  # pragma: no cover - compiled
     cap = np.zeros(c + 1, np.int64)  # cap[j]: what columns j.. can take
     for j in range(c - 1, -1, -1):
         cap[j] = cap[j + 1] + line[j]
+    log_c = np.empty((c, m + 1))  # log C(line[j], n) for the counts n a column can take
+    for j in range(c):
+        for n in range(min(line[j], m) + 1):
+            log_c[j, n] = _log_choose(line[j], n)
     const = clogc[big_n] - clogc[m] - clogc[big_n - m]
     for j in range(c):
         const -= clogc[line[j]]
     log_total = _log_choose(big_n, m)
-    ref = (c - 1.0)  # the chi-square's mean: the sums are taken about it
+    ref = c - 1.0  # the chi-square's mean: the sums are taken about it
     s0 = 0.0
     s1 = 0.0
     s2 = 0.0
@@ -602,7 +606,7 @@ def _two_line_g2(a, b, big_n, clogc):  # pragma: no cover - compiled
         log_p = -log_total
         g = const
         for k in range(c):
-            log_p += _log_choose(line[k], cur[k])
+            log_p += log_c[k, cur[k]]
             g += clogc[cur[k]] + clogc[line[k] - cur[k]]
         p = math.exp(log_p)
         d = 2.0 * g - ref
@@ -643,12 +647,14 @@ def _stratum_moments(a, b, big_n, clogc, g2_address, keys, entries,
                                                      entries[:0], True)
     if g_var < 0.0:
         return  # the bound failed: the stratum is permuted
-    if g_var <= 1e-9 * max(1.0, g_mean) and x_var <= 1e-9 * max(1.0, x_mean):
-        found[0] = 2.0  # both a point mass (up to rounding): a shift
+    g_point = g_var <= 1e-9 * max(1.0, g_mean)  # a point mass, up to rounding
+    x_point = x_var <= 1e-9 * max(1.0, x_mean)
+    if g_point and x_point:
+        found[0] = 2.0  # both a point mass: a shift
         found[5] = g_mean
         found[6] = x_mean
         return
-    if not (g_var > 1e-9 * max(1.0, g_mean) and x_var > 1e-9 * max(1.0, x_mean)):
+    if g_point or x_point:
         return  # one statistic a point mass, the other not: left to the permutations
     found[0] = 1.0
     found[1] = g_mean

@@ -335,19 +335,19 @@ def permutation_null(xcode, ycode, zcode, B: int, seed: int, dense_min: float = 
     permuting; ``moments`` (6,) the null mean of G2 and X2, their variances and their
     shifts (constant parts) of the other strata (one x or one y level; with ``dense_min``
     > 0, at least that many rows per cell, where the chi-square holds, or exact moments).
-    With ``dense_min`` = 0 the rows 1..B are the whole
-    statistics. ``tail_p`` is (log p-value, calibration code) of the statistic ``tail`` =
-    (s, column (0 G2, 1 X2), null mean and variance of strata not among the rows) where
-    ``dense_min`` > 0 and every permuted stratum is 2 x 2 (enumerated or saddlepoint,
+    With ``dense_min`` = 0 the rows 1..B are the whole statistics. ``tail_p`` is (log
+    p-value, calibration code) of the statistic ``tail`` = (s, column (0 G2, 1 X2), null
+    mean and variance of strata not among the rows) where ``dense_min`` > 0 and every
+    permuted stratum is 2 x 2 (enumerated or saddlepoint,
     :func:`~mbstat.ci.tables._kernels.two_by_two_tail`), else NaN.
 
     ``xcode``, ``ycode``, ``zcode`` are int codes (n,) on the host; ``seed`` (a uint64)
     seeds the permutations.
     """
     codes = [np.asarray(c) for c in (xcode, ycode, zcode)]
-    if len(codes[0]) == 0:
-        return np.zeros((B + 1, 2)), np.zeros(6), np.full(2, np.nan)
     kernels = _kernels()
+    if len(codes[0]) == 0:
+        return np.zeros((B + 1, 2)), np.zeros(kernels.MOMENTS), np.full(2, np.nan)
     tail = np.full(4, np.nan) if tail is None else np.asarray(tail, dtype=np.float64)
     return kernels.interruptible(kernels._one_null, *codes, int(B), np.uint64(seed),
                                  float(dense_min), kernels.clogc_table(len(codes[0])), tail)
