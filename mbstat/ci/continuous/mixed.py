@@ -62,12 +62,15 @@ declared configurations, 1 when there is none) and its continuous part zc (``q``
   (:class:`PairBootstrap`). Why not permutations, as bnlearn's ``mc-mi-g``: permuting x
   within the strata of zd is exact only for a discrete z; given a continuous z the fitted
   null is the closest law to draw from.
-  Measured (``benchmarks/mixed_tests.py --sections levels``): 3 x 3 given two
-  continuous columns at 200 rows, 15% -> 7.5% [4.6, 12.0] of 200 nulls; 2 x 4 skewed
-  levels given a 3-level discrete and one continuous column at 1,000 rows (27 df),
-  about 24% -> 3.0% [1.4, 6.4] of 200 nulls; with rarer levels (plain 71%) 7.5% [4.6,
-  12.0] of 200 (on 200 others with 50 draws each: the mean alone 6.5% [3.8, 10.8], the two
-  moments 4.0% [2.0, 7.7]); the user guide's "Choosing a test" has the table. Cost (open):
+  Measured at 0.05 (``benchmarks/level_audit.py``, seed 2026; the plain chi-square ->
+  the default): 3 x 3 given two continuous columns at 200 rows (24 df), 13.8% -> 5.7%
+  [4.6, 7.0] of 1,500 nulls; 2 x 4 skewed levels given a 3-level discrete and one
+  continuous column at 1,000 rows (27 df), 26.4% -> 4.1% [3.3, 5.0] of 2,000; with rarer
+  levels 78.4% -> 6.6% [5.2, 8.3] of 1,000, liberal: with 200 draws 5.8% [4.5, 7.4], and
+  the bootstrap's own p-value 6.3% [5.0, 8.0], so the excess is mostly the parametric
+  bootstrap's (it draws from a fitted null whose rarest cells rest on a few rows), not
+  the Monte Carlo error of its draws (open); the mean alone rejects 8.7-9.0% there. The
+  user guide's "Choosing a test" has the table. Cost (open):
   IAMB with mi-cg on every node of ``make_mixed_network(500)``, 14.6 s of CPU against
   14.9-15.1 s before the stages and the shared draws and 1.6 s for the plain chi-square
   (2 shared cores at load 5-17; the same blankets). The time is in the replicates' pair
