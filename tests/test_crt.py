@@ -871,3 +871,19 @@ def test_a_shrink_is_the_same_whatever_n_jobs():
         np.testing.assert_array_equal(a[4], b[4])
     assert [sorted(m) for m in engines[0]._models.values()] == \
         [sorted(m) for m in engines[1]._models.values()]
+
+
+def test_xgboost_settings_are_loco_s_at_eta_half_unless_overridden():
+    """The CRT's XGBoost (issue 27): LOCO's early-stopped settings at eta 0.5, and
+    ``model_params`` still overrides them."""
+    from mbstat.ci.models.crt import CRT_XGBOOST
+    from mbstat.ci.models.loco import LOCO_XGBOOST
+
+    assert dict(CRT_XGBOOST) == {**LOCO_XGBOOST, "learning_rate": 0.5}
+    ds = as_dataset(issue_data(1, n=120))
+    eng = CRTEngine(ds, ds.index("y"), seed=0)
+    assert eng.learner.params["learning_rate"] == 0.5
+    assert eng.learner.params["early_stopping_rounds"] == LOCO_XGBOOST["early_stopping_rounds"]
+    assert "eta 0.5" in eng.learner.label
+    other = CRTEngine(ds, ds.index("y"), seed=0, model_params={"learning_rate": 0.3})
+    assert other.learner.params["learning_rate"] == 0.3

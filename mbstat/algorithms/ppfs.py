@@ -64,8 +64,9 @@ def ppfs(data, target, alpha=0.05, B=None, K=5, model="xgboost", n_jobs=None, se
     model : {"xgboost", "tree"} or estimator
         The tests' model (see :func:`mbstat.ppi_test`); the paper used "tree".
         "xgboost" is the CPU ``hist`` booster (a CUDA one for large data where
-        a GPU answers); with ``test="loco"`` it stops early
-        (:data:`mbstat.ci.models.loco.LOCO_XGBOOST`).
+        a GPU answers); with ``test="crt"`` and ``test="loco"`` it stops early
+        (:data:`mbstat.ci.models.crt.CRT_XGBOOST`, eta 0.5;
+        :data:`mbstat.ci.models.loco.LOCO_XGBOOST`, eta 0.3).
     n_jobs : int, optional
         Fits running at once (-1: all CPUs). Default: all CPUs for "xgboost"
         (threads), 1 for other models (worker processes cost more than small
