@@ -79,6 +79,9 @@ CELLS = {
     "g2 skewed margins 100": (_skewed_g2, 100, ["g2"], 4000),
     # appended after the guide's figures were measured (a cell's seed is its position)
     "pair2x2 200": (_vign.discrete_pair, 200, ["mi-cg", "reg-lr"], 1000),
+    "rcot gaussian 200": (_vign.gaussian, 200, ["rcot"], 2000),
+    "rcot nonlinear 200": (_vign.nonlinear, 200, ["rcot"], 4000),
+    "rcot nonlinear 2000": (_vign.nonlinear, 2000, ["rcot"], 1000),
 }
 #: df of mi-cg's pair logit per cell (the plain chi-square counted beside the default)
 _PAIR_DF = {"mi-cg skewed 1000": 27, "mi-cg rarer 1000": 27, "mi-cg pair3x3 200": 24,
