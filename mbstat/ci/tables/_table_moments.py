@@ -236,8 +236,9 @@ def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta, moments, ne
     cell's h on lo..lo + m - 1) in mean square under the cell's law ``weights``, in the binomial
     basis: ``out[p]`` (p = 0..d), h(n) ~ sum_p out[p] C(n, p); exact (an interpolation)
     where the law has at most DEGREE + 1 points. The fit is made in t = (n - e) / sd;
-    ``gram``, ``rhs``, ``beta``, ``moments`` (2 DEGREE + 1,), ``neg`` and ``mono`` are work
-    space. Returns (d, the residual's mean square)."""
+    ``gram``, ``beta``, ``neg`` and ``mono`` are work space; ``rhs`` is left holding the
+    residual r's E[r t^u] and ``moments`` (2 DEGREE + 1,) the law's E[t^s], for
+    :func:`_defect`. Returns (d, the residual's mean square)."""
     size = d + 1
     gram[:size, :size] = 0.0
     rhs[:size] = 0.0
@@ -255,6 +256,7 @@ def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta, moments, ne
             gram[u, v] = moments[u + v]
     _solve(gram, rhs, size, beta)
     residual = 0.0
+    rhs[:size] = 0.0  # now E[r t^u], r the residual (0 for an exact least-squares fit)
     for k in range(m):
         t = (lo + k - e) / sd
         fit = 0.0
@@ -262,7 +264,12 @@ def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta, moments, ne
         for u in range(size):
             fit += beta[u] * tp
             tp *= t
-        residual += weights[k] * (values[k] - fit) * (values[k] - fit)
+        r = values[k] - fit
+        residual += weights[k] * r * r
+        tu = weights[k] * r
+        for u in range(size):
+            rhs[u] += tu
+            tu *= t
     # t^u = ((n - e) / sd)^u = sum_v C(u, v) n^v (-e)^(u - v) / sd^u; then n^v in C(n, p)
     neg[0] = 1.0  # (-e)^k
     for k in range(1, size):
@@ -282,25 +289,12 @@ def _projection(lo, m, weights, values, e, sd, out, gram, rhs, beta, moments, ne
 
 
 @njit(cache=True, nogil=True)
-def _defect(lo, m, weights, values, e, sd, beta, moments, gram, v, x,
-            d):  # pragma: no cover - compiled
-    """The sd of the projection, onto the polynomials of degree ``d``, of the residual of
-    :func:`_projection`'s fit ``beta`` (in t = (n - e) / sd; ``moments`` its sums of
-    w t^s): sqrt(v' M^-1 v), v_u = E[r t^u], M the law's Gram matrix. 0 for an exact
-    least-squares fit; rounding leaves it tiny. ``gram``, ``v``, ``x``: work space."""
+def _defect(moments, gram, v, x, d):  # pragma: no cover - compiled
+    """The sd of the projection, onto the polynomials of degree ``d``, of the residual left
+    by :func:`_projection` (``v``: its E[r t^u], ``moments`` the law's sums of w t^s, as
+    that call left them): sqrt(v' M^-1 v), M the law's Gram matrix in t. 0 for an exact
+    least-squares fit; rounding leaves it tiny. ``gram``, ``x``: work space."""
     size = d + 1
-    v[:size] = 0.0
-    for k in range(m):
-        t = (lo + k - e) / sd
-        fit = 0.0
-        tp = 1.0
-        for u in range(size):
-            fit += beta[u] * tp
-            tp *= t
-        tu = weights[k] * (values[k] - fit)
-        for u in range(size):
-            v[u] += tu
-            tu *= t
     for u in range(size):
         for w in range(size):
             gram[u, w] = moments[u + w]
@@ -432,7 +426,7 @@ def _cell(ai, bj, big_n, clogc, weights, values, out, coef, gram, rhs, beta, mom
                               moments, neg, mono, d)
     out[2] = math.sqrt(max(residual, 0.0))
     out[3] = d
-    out[4] = _defect(lo, m, weights, values, mean_n, sd, beta, moments, gram, rhs, neg, d)
+    out[4] = _defect(moments, gram, rhs, neg, d)
     for p in range(d + 1):
         out[5 + p] = coef[p]
 
