@@ -32,7 +32,8 @@
 # of those nulls); spearman drifted above 5% given z (7.4% at n = 2,000, Gaussian data),
 # normal-scores did not; mi-cg was liberal at n = 200 when a discrete x adds per-stratum
 # variances (7.6% over 1,000 nulls) and held at 2,000; reg-lr holds everywhere it is
-# correctly specified. Since #31, rcot takes num_f="auto" features (4% at 2,000 rows),
+# correctly specified. Since #31, rcot takes num_f="auto" features (4% of 100 nulls at 2,000
+# rows then; remeasured on 1,000 nulls it is liberal: 9.4% [7.7, 11.4], and 6.2% at 200 rows),
 # spearman given z tests the latent partial correlation (4.4% / 5.4% at 200 / 2,000 rows) and
 # mi-cg scales the pair logit to a bootstrap null mean: the current level table, with Wilson
 # intervals, is in the user guide's "Choosing a test" (docs/user_guide/tests.md). On the
