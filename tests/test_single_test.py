@@ -55,18 +55,19 @@ def test_tables_past_the_tree_go_to_the_batch_path():
     and the tester's batch path answers, with the same row."""
     df = frame(150, (3, 20, 2, 2, 2, 2, 2, 2, 2, 2), seed=2)
     ds = mbstat.as_dataset(df)
-    args = (ds.cardinalities, np.array([150.0]), _query.test_params(0, False, -1.0, -1.0, 0.1),
-            _query.addresses())
+    args = _query.single_args(ds.cardinalities, 150, 0, False, -1.0, -1.0, 0.1)
     for cols in ([0, 1], [0, 2, *range(3, 10)]):  # 20 levels; 3 * 2**8 cells > 4 n
-        out, flagged = _query.single_test(ds.level_bits, np.array(cols, dtype=np.int64), *args)
-        assert flagged == -1 and out.shape == (0, 6)
+        out = np.full((1, 6), -7.0)
+        flagged = _query.single_test(ds.level_bits, np.array(cols, dtype=np.int64), *args, out)
+        assert flagged == -1 and (out == -7.0).all()
         fast, batch = CITester(df, "g2"), CITester(df, "g2")
         batch._single = None
         names = [f"v{j}" for j in cols]
         assert fast.test(names[0], names[1], names[2:]).batch.table.tolist() == \
             batch.test(names[0], names[1], names[2:]).batch.table.tolist()
-    out, flagged = _query.single_test(ds.level_bits, np.array([0, 2, 3], dtype=np.int64), *args)
-    assert flagged == 0 and out.shape == (1, 6)
+    out = np.full((1, 6), np.nan)
+    flagged = _query.single_test(ds.level_bits, np.array([0, 2, 3], dtype=np.int64), *args, out)
+    assert flagged == 0 and np.isfinite(out).all()
 
 
 TESTS = [("g2", {}), ("g2", {"calibration": "asymptotic"}), ("x2", {}), ("g2-adf", {}),

@@ -114,6 +114,8 @@ class CITester:
         # compiled path), where no check and no per-test rows are needed
         self._single = (getattr(self.test_obj, "single", None)
                         if not self._check_needed and not self.rows_column else None)
+        self._n_cols = self.dataset.n_cols
+        self._symmetric = self.test_obj.symmetric
 
     # ----------------------------------------------------------- data access
     @property
@@ -169,6 +171,26 @@ class CITester:
 
     def test(self, x, y, z=(), phase: str = "") -> CIResult:
         """Test x (a variable or a set of variables) against y given z."""
+        t0 = perf_counter()
+        names = self.dataset._index  # x and y each one column, by name or plain position:
+        p = self._n_cols  # the searches' and users' single tests, answered without lists
+        xi = names.get(x) if type(x) is str else x if type(x) is int and 0 <= x < p else None
+        yi = names.get(y) if type(y) is str else y if type(y) is int and 0 <= y < p else None
+        if xi is not None and yi is not None and xi != yi:
+            zkey = self._zkey(z)
+            if yi not in zkey and xi not in zkey:
+                code = ((min(xi, yi) * p + max(xi, yi)) if self._symmetric else xi * p + yi)
+                index = self._pairs.get(zkey)
+                if index is not None:
+                    row = index.find_one(code)
+                    if row >= 0:
+                        self.n_cache_hits += 1
+                        self.elapsed += perf_counter() - t0
+                        return one_result(self.query, [(xi,)], yi, zkey,
+                                          self._values[row:row + 1].copy())
+                return one_result(self.query, *self._answer_one([(xi,)], code, yi, zkey,
+                                                                phase, t0))
+        # anything else (sets, other types, overlaps: checked, with their messages)
         return one_result(self.query, *self._answer([x], y, z, phase))
 
     def _zkey(self, z) -> tuple:

@@ -29,11 +29,13 @@ from ..chi2 import CHI2
 from ._kernels import _popcount, _score, finish_tests
 from ._linked import Callee
 
-__all__ = ["FINISH", "TREE_WORDS_PER_ROW", "addresses", "single_test", "test_params"]
+__all__ = ["FINISH", "TREE_WORDS_PER_ROW", "single_args", "single_test"]
 
 #: The tree counts a table while its bound (internal nodes plus the strata's cells, each
 #: n / 64 words) stays within this many words per row; beyond, one scatter of the rows.
 TREE_WORDS_PER_ROW = 16
+#: Where the cardinalities start in :func:`single_test`'s ``consts`` (after the addresses).
+_CARDS = 3
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -133,19 +135,20 @@ def _tree_table(bits, n, x, y, zcols, cards, table):  # pragma: no cover - compi
 
 
 @njit(cache=True, nogil=True)
-def single_test(bits, cols, cards, rows, params, addrs):  # pragma: no cover - compiled
-    """The results row (1, 6) of the test of column ``cols[0]`` (x) against ``cols[1]`` (y)
-    given the columns ``cols[2:]`` (z), counted from the level bitmaps ``bits`` (p,
-    levels, words) of ``rows[0]`` rows, and 1 where "auto" flagged it for calibration:
-    :func:`~mbstat.ci.tables._kernels.finish_tests` of its statistics, with ``rows`` (1,)
-    and ``params`` (the statistic's column, adjusted df, min_per_cell, trust_min,
-    max_bias: :func:`test_params`) as its arguments. -1 (and an empty row) where the batch
-    path counts instead: more cells than the rows fill densely (4 n, as
-    :func:`~mbstat.ci.tables.counting._compiled_fits`), a column of more levels than the
-    bitmaps hold, or a tree of more than :data:`TREE_WORDS_PER_ROW` words per row.
-    ``addrs`` (int64): the addresses :data:`~mbstat.ci.chi2.CHI2` then :data:`FINISH`'s
-    (:func:`addresses`)."""
-    n = np.int64(rows[0])
+def single_test(bits, cols, consts, params, out):  # pragma: no cover - compiled
+    """Test column ``cols[0]`` (x) against ``cols[1]`` (y) given the columns ``cols[2:]``
+    (z), counted from the level bitmaps ``bits`` (p, levels, words): its results row
+    written into ``out`` (1, 6), and 1 returned where "auto" flagged it for calibration
+    (else 0): :func:`~mbstat.ci.tables._kernels.finish_tests` of its statistics. -1 (and
+    ``out`` untouched) where the batch path counts instead: more cells than the rows fill
+    densely (4 n, as :func:`~mbstat.ci.tables.counting._compiled_fits`), a column of more
+    levels than the bitmaps hold, or a tree of more than :data:`TREE_WORDS_PER_ROW` words
+    per row. ``consts`` (int64) and ``params`` (float64): the data set's and the test's
+    constants (:func:`single_args`). The row is written in place and a plain int
+    returned: a returned array costs the call more than the test's arithmetic (boxing
+    it unpickles its dtype each time)."""
+    n = np.int64(params[5])
+    cards = consts[_CARDS:]
     x = cols[0]
     y = cols[1]
     zcols = cols[2:]
@@ -163,16 +166,21 @@ def single_test(bits, cols, cards, rows, params, addrs):  # pragma: no cover - c
     words = bits.shape[2]
     if (cells > 4 * n or cells >= 2**31 or n >= 2**32 or top > bits.shape[1]
             or (internal + rz * ry) * words > TREE_WORDS_PER_ROW * n):
-        return np.empty((0, 6)), -1
+        return -1
     table = np.zeros(cells, np.int64)
     _tree_table(bits, n, x, y, zcols, cards, table)
     stats = np.zeros((1, 4))
     _score(table, rz, rx, ry, stats[0])
     rxs = np.empty(1)
     rxs[0] = rx
-    return _CALL_FINISH(addrs[2])(stats, rxs, float(ry), float(rz), rows, int(params[0]),
-                                  params[1] != 0.0, params[2], params[3], params[4],
-                                  (addrs[0], addrs[1]))
+    rows = np.empty(1)
+    rows[0] = params[5]
+    res, flagged = _CALL_FINISH(consts[2])(stats, rxs, float(ry), float(rz), rows,
+                                           int(params[0]), params[1] != 0.0, params[2],
+                                           params[3], params[4], (consts[0], consts[1]))
+    for k in range(6):
+        out[0, k] = res[0, k]
+    return flagged
 
 
 _F64 = types.Array(types.float64, 1, "C")
@@ -184,20 +192,19 @@ FINISH = Callee(finish_tests, types.Tuple((_F64_2, types.int64))(
     _F64_2, _F64, types.float64, types.float64, _F64, types.int64, types.boolean,
     types.float64, types.float64, types.float64, types.UniTuple(types.int64, 2)))
 _CALL_FINISH = FINISH.call
-_ADDRESSES = []
 
 
-def addresses() -> np.ndarray:
-    """The ``addrs`` of :func:`single_test`: the chi-square's C functions
-    (:data:`~mbstat.ci.chi2.CHI2`) and :data:`FINISH` (compiled or loaded on the first
-    call in a process)."""
-    if not _ADDRESSES:
-        _ADDRESSES.append(np.array([*CHI2, FINISH.address()], dtype=np.int64))
-    return _ADDRESSES[0]
-
-
-def test_params(column: int, adjusted: bool, min_per_cell: float, trust_min: float,
-                max_bias: float) -> np.ndarray:
-    """The ``params`` of :func:`single_test`: one float64 array, made once per test (one
-    argument to type per call, not five)."""
-    return np.array([column, float(adjusted), min_per_cell, trust_min, max_bias])
+def single_args(cards: np.ndarray, n_rows: int, column: int, adjusted: bool,
+                min_per_cell: float, trust_min: float,
+                max_bias: float) -> tuple[np.ndarray, np.ndarray]:
+    """The constant arguments ``consts, params`` of :func:`single_test`, made once per data
+    set and test (two arrays to type per call, not six): ``consts`` (int64) the addresses
+    of the chi-square's C functions (:data:`~mbstat.ci.chi2.CHI2`) and :data:`FINISH`'s
+    (compiled or loaded on the first call in a process), then the columns' levels
+    ``cards``; ``params`` (float64) the statistic's column (0 G2, 1 X2), adjusted df,
+    min_per_cell, trust_min, max_bias and the rows."""
+    consts = np.concatenate([np.array([*CHI2, FINISH.address()], dtype=np.int64),
+                             np.asarray(cards, dtype=np.int64)])
+    params = np.array([column, float(adjusted), min_per_cell, trust_min, max_bias,
+                       float(n_rows)])
+    return consts, params

@@ -172,8 +172,8 @@ class ContingencyTest(CITest):
                 f"min_per_cell={self.min_per_cell!r}, calibration={self.calibration!r}, "
                 f"B={self.B!r}, seed={self.seed!r}, match={self.match!r})")
 
-    #: :meth:`single`'s constant arguments of the compiled call (the data set first, then
-    #: its codes, bitmaps, levels, rows and the test's parameters), made on its first call.
+    #: :meth:`single`'s held arguments (:meth:`_hold_single`: the data set first, then the
+    #: kernel, its bitmaps and constants), made on its first call.
     _single_args = None
 
     def __getstate__(self):  # pickled without :attr:`_single_args` (its data set)
@@ -267,30 +267,41 @@ class ContingencyTest(CITest):
         :meth:`batch`; None where that path is needed (data in partitions or keeping
         missing cells, another backend, no level bitmaps, or tables the kernel leaves to
         the batch path's scatter)."""
-        ds = tester.dataset
         held = self._single_args
-        if held is None or held[0] is not ds:  # the call's constant arguments, once per data
-            if (ds.missing is not None or ds.partitioned or tester.xp is not np
-                    or ds.level_bits is None or _overridden(type(self))):
+        if held is None or held[0] is not tester.dataset:  # the call's constant arguments,
+            held = self._hold_single(tester)  # once per data set
+            if held is None:
                 return None
-            query = _query()
-            params = query.test_params(
-                int(self.stat == "x2"), self.df_rule == "adjusted",
-                -1.0 if self.min_per_cell is None else float(self.min_per_cell),
-                TRUST_MIN_PER_CELL if self.calibration == "auto" else -1.0, TRUST_MAX_BIAS)
-            held = self._single_args = (ds, query.single_test, ds.level_bits,
-                                        ds.cardinalities, _all_rows(ds.n_rows), params,
-                                        query.addresses())
         elif tester.xp is not np:
             return None
-        _, kernel, bits, cards, rows, params, addrs = held
-        out, flagged = kernel(bits, np.array((x, y, *z), dtype=np.int64), cards, rows, params,
-                              addrs)
-        if flagged < 0:
-            return None
-        if flagged or self.calibration in ("semiparametric", "permutation"):
+        out = np.empty((1, 6))
+        flagged = held[1](held[2], np.array((x, y, *z), dtype=np.int64), held[3], held[4],
+                          out)
+        if flagged:
+            if flagged < 0:
+                return None
             self._calibrated(tester, [(x,)], y, z, out, flagged)
+        elif held[5]:  # every test calibrated
+            self._calibrated(tester, [(x,)], y, z, out, 0)
         return out
+
+    def _hold_single(self, tester):
+        """:meth:`single`'s held arguments for ``tester``'s data: the data set, the kernel,
+        the level bitmaps, the kernel's constants (:func:`~mbstat.ci.tables._query.
+        single_args`) and whether every test is calibrated; None where the one-call path
+        does not apply."""
+        ds = tester.dataset
+        if (ds.missing is not None or ds.partitioned or tester.xp is not np
+                or ds.level_bits is None or _overridden(type(self))):
+            return None
+        query = _query()
+        consts, params = query.single_args(
+            ds.cardinalities, ds.n_rows, int(self.stat == "x2"), self.df_rule == "adjusted",
+            -1.0 if self.min_per_cell is None else float(self.min_per_cell),
+            TRUST_MIN_PER_CELL if self.calibration == "auto" else -1.0, TRUST_MAX_BIAS)
+        held = self._single_args = (ds, query.single_test, ds.level_bits, consts, params,
+                                    self.calibration in ("semiparametric", "permutation"))
+        return held
 
     def _calibrate(self, tester, xs, y, z, out, todo) -> None:
         """Replace the asymptotic p-values of the rows ``todo`` of ``out`` by the
