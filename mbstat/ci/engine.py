@@ -179,17 +179,7 @@ class CITester:
         if xi is not None and yi is not None and xi != yi:
             zkey = self._zkey(z)
             if yi not in zkey and xi not in zkey:
-                code = ((min(xi, yi) * p + max(xi, yi)) if self._symmetric else xi * p + yi)
-                index = self._pairs.get(zkey)
-                if index is not None:
-                    row = index.find_one(code)
-                    if row >= 0:
-                        self.n_cache_hits += 1
-                        self.elapsed += perf_counter() - t0
-                        return one_result(self.query, [(xi,)], yi, zkey,
-                                          self._values[row:row + 1].copy())
-                return one_result(self.query, *self._answer_one([(xi,)], code, yi, zkey,
-                                                                phase, t0))
+                return one_result(self.query, *self._answer_one(xi, yi, zkey, phase, t0))
         # anything else (sets, other types, overlaps: checked, with their messages)
         return one_result(self.query, *self._answer([x], y, z, phase))
 
@@ -268,18 +258,7 @@ class CITester:
             if yi in members or not members.isdisjoint(zkey):
                 self._overlap(xkeys, yi, zkey)
         if len(xkeys) == 1 and len(xkeys[0]) == 1:  # one test (shrink phases): no arrays
-            x = xkeys[0][0]
-            p = self.dataset.n_cols
-            code = ((min(x, yi) * p + max(x, yi)) if self.test_obj.symmetric
-                    else x * p + yi)
-            index = self._pairs.get(zkey)
-            if index is not None:
-                row = index.find_one(code)
-                if row >= 0:
-                    self.n_cache_hits += 1
-                    self.elapsed += perf_counter() - t0
-                    return xkeys, yi, zkey, self._values[row:row + 1].copy()
-            return self._answer_one(xkeys, code, yi, zkey, phase, t0)
+            return self._answer_one(xkeys[0][0], yi, zkey, phase, t0)
         if all(len(xk) == 1 for xk in xkeys):  # single columns given as positions or 1-tuples
             return self._answer_columns([xk[0] for xk in xkeys], yi, zkey, phase, t0)
         one = np.array([i for i, xk in enumerate(xkeys) if len(xk) == 1], dtype=np.int64)
@@ -320,17 +299,27 @@ class CITester:
         first = self._store(fresh, len(todo), phase)
         return fresh, np.arange(first, first + len(todo), dtype=np.int64)
 
-    def _answer_one(self, xkeys, code: int, yi: int, zkey: tuple, phase: str, t0: float):
-        """:meth:`_answer` of one test of one column not in the cache (pair ``code``): the
-        same check, store, index, log and counts as the batch path, without its arrays."""
+    def _answer_one(self, x: int, yi: int, zkey: tuple, phase: str, t0: float):
+        """:meth:`_answer` of one test of column x (checked: not y, not in z): from the
+        cache, else performed with the same check, store, index, log and counts as the
+        batch path, without its arrays."""
+        p = self._n_cols
+        code = (min(x, yi) * p + max(x, yi)) if self._symmetric else x * p + yi
+        xkeys = [(x,)]
+        index = self._pairs.get(zkey)
+        if index is not None:
+            row = index.find_one(code)
+            if row >= 0:
+                self.n_cache_hits += 1
+                self.elapsed += perf_counter() - t0
+                return xkeys, yi, zkey, self._values[row:row + 1].copy()
         single = self._single
-        fresh = None if single is None else single(self, xkeys[0][0], yi, zkey)
+        fresh = None if single is None else single(self, x, yi, zkey)
         if fresh is None:
             fresh, new = self._run_tests(xkeys, yi, zkey, phase)
             row = int(new[0])
         else:  # the test's one-call path: its (1, width) row, stored as _run_tests does
             row = self._store(fresh, 1, phase)
-        index = self._pairs.get(zkey)
         if index is None:
             index = self._pairs[zkey] = _PairIndex()
         index.singles.setdefault(code, row)  # found by code before a batch folds them in
