@@ -171,16 +171,6 @@ class CITester:
 
     def test(self, x, y, z=(), phase: str = "") -> CIResult:
         """Test x (a variable or a set of variables) against y given z."""
-        t0 = perf_counter()
-        names = self.dataset._index  # x and y each one column, by name or plain position:
-        p = self._n_cols  # the searches' and users' single tests, answered without lists
-        xi = names.get(x) if type(x) is str else x if type(x) is int and 0 <= x < p else None
-        yi = names.get(y) if type(y) is str else y if type(y) is int and 0 <= y < p else None
-        if xi is not None and yi is not None and xi != yi:
-            zkey = self._zkey(z)
-            if yi not in zkey and xi not in zkey:
-                return one_result(self.query, *self._answer_one(xi, yi, zkey, phase, t0))
-        # anything else (sets, other types, overlaps: checked, with their messages)
         return one_result(self.query, *self._answer([x], y, z, phase))
 
     def _zkey(self, z) -> tuple:
@@ -237,6 +227,16 @@ class CITester:
         batch), a test of a set of variables by its key in a dict.
         """
         t0 = perf_counter()
+        if type(xs) is list and len(xs) == 1:  # one test of one column, x and y by name or
+            x = xs[0]  # plain position (the searches' and users' single tests): no lists
+            names, p = self.dataset._index, self._n_cols
+            xi = names.get(x) if type(x) is str else x if type(x) is int and 0 <= x < p else None
+            yi = names.get(y) if type(y) is str else y if type(y) is int and 0 <= y < p else None
+            if xi is not None and yi is not None and xi != yi:
+                zkey = self._zkey(z)
+                if yi not in zkey and xi not in zkey:
+                    return self._answer_one(xi, yi, zkey, phase, t0)
+            # anything else (overlaps, unknown names, odd types): checked below
         yi = self._var(y, "y")
         zkey = self._zkey(z)
         if yi in zkey:
