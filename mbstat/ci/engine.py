@@ -180,17 +180,19 @@ class CITester:
                 if not z:
                     return z
                 v = z[0]
-                if type(v) is int and 0 <= v < self.dataset.codes.shape[1]:
+                if type(v) is int and 0 <= v < self._n_cols:
                     return z
                 if type(v) is str and v in self.dataset._index:
                     return (self.dataset._index[v],)
-            index, p = self.dataset._index, self.dataset.n_cols
+            index, p = self.dataset._index, self._n_cols
             try:
                 key = sorted([v if type(v) is int and 0 <= v < p else index[v] for v in z])
             except (KeyError, TypeError):
                 pass  # an unknown name or an odd type: the checked path says what is wrong
-            else:
-                if len(set(key)) == len(key):
+            else:  # distinct: sorted, so neighbours differ
+                if (key[0] != key[1] if len(key) == 2 else
+                        key[0] != key[1] != key[2] if len(key) == 3 else
+                        len(set(key)) == len(key)):
                     return tuple(key)
         return tuple(sorted(self.dataset.indices(z, "z")))
 
