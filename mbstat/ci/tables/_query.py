@@ -18,7 +18,10 @@ rows (313 words), |Z| = 0..3: 0.3-0.4 times the batch kernels' time for one cand
 (``benchmarks/ci_throughput.py``).
 
 Compiled once, alone: the tree is inlined, ``finish_tests`` called by address in the
-version the batch path compiles (:mod:`~mbstat.ci.tables._linked`).
+version the batch path compiles (:mod:`~mbstat.ci.tables._linked`). The call's own cost
+counts at this size: its row is written into an array the caller made and a plain int
+returned (a returned array is boxed with its dtype unpickled, ~1.5 us a call), and its
+constants travel as two arrays (:func:`single_args`), five arguments to type a call.
 """
 from __future__ import annotations
 
