@@ -157,7 +157,7 @@ def single_test(bits, cols, consts, params, out):  # pragma: no cover - compiled
     zcols = cols[2:]
     rx = cards[x]
     ry = cards[y]
-    rz = 1
+    rz = np.int64(1)  # not a literal: _score would compile a second version for it
     top = max(rx, ry)
     internal = 0
     for j in range(zcols.shape[0]):
