@@ -82,6 +82,11 @@ CELLS = {
     "rcot gaussian 200": (_vign.gaussian, 200, ["rcot"], 2000),
     "rcot nonlinear 200": (_vign.nonlinear, 200, ["rcot"], 4000),
     "rcot nonlinear 2000": (_vign.nonlinear, 2000, ["rcot"], 1000),
+    # rcot's power on the vignette's alternatives (rejection rates, not levels)
+    "rcot nonlinear alt 200": (lambda rng, n, alt=False: _vign.nonlinear(rng, n, True), 200,
+                               ["rcot"], 500),
+    "rcot gaussian alt 200": (lambda rng, n, alt=False: _vign.gaussian(rng, n, True), 200,
+                              ["rcot"], 500),
 }
 #: df of mi-cg's pair logit per cell (the plain chi-square counted beside the default)
 _PAIR_DF = {"mi-cg skewed 1000": 27, "mi-cg rarer 1000": 27, "mi-cg pair3x3 200": 24,

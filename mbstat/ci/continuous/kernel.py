@@ -4,13 +4,15 @@ non-parametric causal discovery", Algorithm 2 and the R package RCIT's ``RCoT``)
 
 x, y and z are standardized and mapped to random Fourier features of the Gaussian kernel
 (Rahimi & Recht 2007; 5 for x and y, for z 100 as RCIT up to 200 rows and n / 2
-above, at most 1,000; bandwidth the median distance among the
-first 500 rows, as RCIT); the features of x and y are residualized on those of z by
-least squares (RCIT: ridge 1e-10), and the statistic is ``n ||C_xy.z||_F^2``, the squared
-Frobenius norm of the residual cross-covariance. Under conditional independence (and
-when z's features capture E[f(x) | z] and E[f(y) | z]) it is a weighted sum of
-chi-square(1) variables, weights the eigenvalues of the covariance of the products of
-residual features; the p-value is from the Hall-Buckley-Eagleson three-moment
+above, at most 1,000; bandwidth the median distance among the first 500 rows, as RCIT,
+for z's features times n^(-1/(d_z + 4)), Scott's rate); the features of x and y are
+residualized on those of z by least squares (RCIT: ridge 1e-10), and the statistic is
+``n ||C_xy.z||_F^2``, the squared Frobenius norm of the residual cross-covariance. Under
+conditional independence (and when z's features capture E[f(x) | z] and E[f(y) | z]) it
+is a weighted sum of chi-square(1) variables, weights the eigenvalues of the covariance of
+the products of residual features, each product divided by sqrt(1 - h_ii), h_ii the
+leverage of row i on z's features (unbiased under homoscedastic errors, as HC2; RCIT
+does not correct); the p-value is from the Hall-Buckley-Eagleson three-moment
 approximation (Buckley & Eagleson 1988; RCIT's ``approx="hbe"``), or, with
 ``calibration="permutation"``, from B permutations of the rows of x's residual features
 (RCIT's ``approx="perm"``).
@@ -92,15 +94,19 @@ class RCoT(CITest):
         Random features of z: "auto" (default) ``max(100, n / 2)`` up to
         :data:`MAX_FEATURES` (100 up to 200 rows, as RCIT; 1,000 from 2,000 rows). The
         features must absorb E[f(x) | z] and E[f(y) | z]: the statistic is n times a
-        squared covariance, so their misfit must vanish faster than n^(-1/2), faster than
-        the sqrt(n) log n features that keep kernel ridge regression's learning rate
-        (Rudi & Rosasco 2017) provide. On non-linear nulls at 2,000 rows (x = z^2 + e, y =
-        cos(2 z) + e) RCIT's 100 rejected 25%, 340 features 10% [7.1, 13.9] of 300, 1,000
-        features 9.4% [7.7, 11.4] of 1,000 (4% of a first 100); at 200 rows (100 features)
-        6.2% [5.5, 6.9] of 4,000 (``benchmarks/level_audit.py``); at 5,000 rows, 1,000
-        features rejected 18% [11.7, 26.7] of 100, so that "auto" warns where the cap binds
-        (above 2,000 rows); below it "auto" is liberal too on such nulls (open).
-        Cost O(n num_f^2) per test.
+        squared covariance, so their misfit must vanish faster than n^(-1/2). Their span is
+        set by the bandwidth more than by their count: with RCIT's median bandwidth the
+        kept directions (eigenvalues of their Gram matrix above sqrt(eps) of the largest)
+        were about 10 at any n and num_f (one z), and non-linear nulls (x = z^2 + e, y =
+        cos(2 z) + e; ``benchmarks/level_audit.py``) were rejected 6.2% [5.5, 6.9] of
+        4,000 at 200 rows and 9.4% [7.7, 11.4] of 1,000 at 2,000 (26 of 100 with 100 features);
+        the bandwidth shrunk by n^(-1/(d_z + 4)) (Scott 1992's rate, the median of a
+        standard normal pair's distance being near Scott's unit) spans 17 at 200 rows and
+        about 30 at 2,000, and with the leverage correction of the weights (without it,
+        Gaussian nulls at 200 rows were rejected 6.2% [5.3, 7.4] of 2,000) the level is
+        4.97% [4.34, 5.69] of 4,000 non-linear and 4.80% [3.95, 5.83] of 2,000 Gaussian
+        nulls at 200 rows, 7.25% [5.10, 10.22] of 400 non-linear nulls at 2,000 rows (still
+        liberal there, open). Cost O(n num_f^2) per test.
     num_f2 : int
         Random features of x and of y (default 5, as RCIT).
     calibration : {"asymptotic", "permutation"}
@@ -142,14 +148,17 @@ class RCoT(CITest):
     def check(self, tester, columns) -> None:
         tester.dataset.require_numeric(columns, self.name)
 
-    def features(self, M, num):
-        """Standardized random Fourier features (n, num) of the columns of M (n, d)."""
+    def features(self, M, num, shrink=False):
+        """Standardized random Fourier features (n, num) of the columns of M (n, d);
+        ``shrink``: bandwidth the median distance times n^(-1/(d + 4)) (z's features)."""
         M = _standardize(M)
         rng = np.random.default_rng([self.seed, _seed_words(M)])
         head = M[:500]
         diff = np.sqrt(((head[:, None, :] - head[None, :, :]) ** 2).sum(axis=2))
         sigma = np.median(diff[np.triu_indices(len(head), 1)]) if len(head) > 1 else 1.0
         sigma = sigma if np.isfinite(sigma) and sigma > 0 else 1.0
+        if shrink:  # Scott's rate (Scott 1992, normal reference rule): the span grows with n
+            sigma *= len(M) ** (-1.0 / (M.shape[1] + 4))
         W = rng.standard_normal((M.shape[1], num)) / sigma
         b = rng.uniform(0.0, 2.0 * np.pi, num)
         return _standardize(np.sqrt(2.0) * np.cos(M @ W + b))
@@ -171,20 +180,26 @@ class RCoT(CITest):
             if self.num_f == "auto" and n // 2 > MAX_FEATURES:
                 warnings.warn(CAPPED_FEATURES.format(n=n, cap=MAX_FEATURES), RuntimeWarning,
                               stacklevel=2)
-            fz = self.features(values[:, list(z)], num)
+            fz = self.features(values[:, list(z)], num, shrink=True)
             w, V = np.linalg.eigh(fz.T @ fz)
             keep = w > _GINV_TOL * w[-1]
             q = fz @ (V[:, keep] / np.sqrt(w[keep]))
             rx = fx - q @ (q.T @ fx)
             ry = fy - q @ (q.T @ fy)
+            # 1 - h_ii, the residual-maker's diagonal: E[rx_i^2 ry_i^2] = m_ii^2 s_x^2 s_y^2
+            # where Var(sum_i rx_i ry_i) = sum_i m_ii s_x^2 s_y^2 (homoscedastic errors)
+            m = np.clip(1.0 - (q ** 2).sum(axis=1), _GINV_TOL, None)
         else:
             rx, ry = fx, fy
+            m = None
         k = len(xs)
         rx3 = rx.reshape(n, k, f)
         cxy = np.einsum("nka,nb->kab", rx3, ry) / (n - 1)
         stat = n * (cxy ** 2).sum(axis=(1, 2))
         if self.calibration == "asymptotic":
             prods = (rx3[:, :, :, None] * ry[:, None, None, :]).reshape(n, k, f * f)
+            if m is not None:  # leverage-corrected products (as HC2, MacKinnon & White 1985)
+                prods = prods / np.sqrt(m)[:, None, None]
             cov = np.einsum("nka,nkb->kab", prods, prods) / n
             weights = np.clip(np.linalg.eigvalsh(cov), 0.0, None)
             p, log_p = hbe_sf_logsf(weights, stat)
