@@ -103,7 +103,7 @@ class RCoT(CITest):
         the bandwidth shrunk by n^(-1/(d_z + 4)) (Scott 1992's rate, the median of a
         standard normal pair's distance being near Scott's unit) spans 17 at 200 rows and
         about 30 at 2,000, and with the leverage correction of the weights (without it,
-        Gaussian nulls at 200 rows were rejected 6.2% [5.3, 7.4] of 2,000) the level is
+        Gaussian nulls at 200 rows were rejected 6.10% [5.13, 7.24] of 2,000) the level is
         4.97% [4.34, 5.69] of 4,000 non-linear and 4.80% [3.95, 5.83] of 2,000 Gaussian
         nulls at 200 rows, 5.90% [4.60, 7.54] of 1,000 non-linear nulls at 2,000 rows. Cost
         O(n num_f^2) per test.
