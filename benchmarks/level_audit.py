@@ -65,6 +65,22 @@ def _skewed_g2(rng, n, alt=False):
                          "z": rng.integers(0, 2, n)})
 
 
+def _rcot_z3(nonlinear):
+    """Nulls given three z columns: x = sum z + e, y = sum z + e, or x = z1^2 + sin(z2) + e,
+    y = cos(2 z1) + z3 + e (e ~ N(0, 0.25))."""
+    import pandas as pd
+
+    def make(rng, n, alt=False):
+        Z = rng.normal(size=(n, 3))
+        if nonlinear:
+            x = Z[:, 0] ** 2 + np.sin(Z[:, 1]) + 0.5 * rng.normal(size=n)
+            y = np.cos(2 * Z[:, 0]) + Z[:, 2] + 0.5 * rng.normal(size=n)
+        else:
+            x, y = Z.sum(axis=1) + rng.normal(size=n), Z.sum(axis=1) + rng.normal(size=n)
+        return pd.DataFrame({"x": x, "y": y, "z1": Z[:, 0], "z2": Z[:, 1], "z3": Z[:, 2]})
+    return make
+
+
 #: name: (data maker (rng, n, alt), rows, tests, default replicates)
 CELLS = {
     "mi-cg skewed 1000": (_bench._pair_2x4_skewed, 1000, ["mi-cg"], 2000),
@@ -87,6 +103,8 @@ CELLS = {
                                ["rcot"], 500),
     "rcot gaussian alt 200": (lambda rng, n, alt=False: _vign.gaussian(rng, n, True), 200,
                               ["rcot"], 500),
+    "rcot gaussian z3 200": (_rcot_z3(False), 200, ["rcot"], 1000),
+    "rcot nonlinear z3 200": (_rcot_z3(True), 200, ["rcot"], 1000),
 }
 #: df of mi-cg's pair logit per cell (the plain chi-square counted beside the default)
 _PAIR_DF = {"mi-cg skewed 1000": 27, "mi-cg rarer 1000": 27, "mi-cg pair3x3 200": 24,
