@@ -143,7 +143,8 @@ def test_pair_logit_lr_is_unchanged_by_the_bootstrap():
 
 def test_rcot_warns_where_its_features_of_z_stop_growing():
     # #31 item 6: above 2,000 rows num_f="auto" stays at 1,000 features of z, and non-linear
-    # nulls were rejected 18% [11.7, 26.7] of 100 at 5,000 rows: the test says so, naming
+    # nulls were rejected 7.3% [4.9, 10.9] of 300 at 5,000 rows (18% of 100 before z's
+    # bandwidth shrank with n): the test says so, naming
     # num_f; an explicit num_f, an empty z or 2,000 rows stay silent
     import warnings
 

@@ -40,10 +40,11 @@ MAX_FEATURES = 1000
 
 #: The warning where ``num_f="auto"`` stops growing: z's features then miss more of
 #: E[f(x) | z] than the statistic's scale allows as n grows (#31: non-linear nulls at
-#: 5,000 rows, 18% [11.7, 26.7] of 100 rejected at 0.05 with 1,000 features).
+#: 5,000 rows, 7.3% [4.9, 10.9] of 300 rejected at 0.05 with 1,000 features and z's
+#: shrunk bandwidth; 18% [11.7, 26.7] of 100 before it, #31).
 CAPPED_FEATURES = ("rcot: {n} rows, num_f='auto' capped at {cap} random features of z; where "
                    "x or y depends on z non-linearly, the features' misfit of E[f(x) | z] "
-                   "makes the test liberal as n grows (18% of such nulls rejected at 0.05 "
+                   "makes the test liberal as n grows (7% of such nulls rejected at 0.05 "
                    "with 5,000 rows). Pass num_f= up to n / 2 (cost O(n num_f^2) per test), "
                    "or subsample the rows")
 
