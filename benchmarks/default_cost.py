@@ -26,6 +26,11 @@ seconds (all threads) instead of wall seconds: steadier on a shared machine.
     python benchmarks/default_cost.py                        # 4 networks, 5,000 rows
     python benchmarks/default_cost.py --quick                # alarm, 500 rows, 4 learners
     python benchmarks/default_cost.py --networks alarm --rows 20000 --learners iamb
+    python benchmarks/default_cost.py --networks hailfinder --rows 20000 --seeds 1,2,3,4,5
+
+A single sample's F1 margin of a few thousandths is within the sampling noise: with
+``--seeds`` each sample's table is printed, then per learner the margin's mean over the
+samples (paired: the default and its rivals on the same data) with its standard error.
 """
 from __future__ import annotations
 
@@ -131,6 +136,9 @@ def main(argv=None) -> None:
     parser.add_argument("--learners", default=",".join(LEARNERS))
     parser.add_argument("--no-bnlearn", action="store_true", help="skip bnlearn even if R has it")
     parser.add_argument("--quick", action="store_true", help="alarm, 500 rows, 4 learners")
+    parser.add_argument("--seeds", default="1",
+                        help="samples (comma-separated seeds of sample_network); several: "
+                             "also the margins' mean and standard error over them")
     parser.add_argument("--cpu", action="store_true",
                         help="process CPU seconds (all threads), not wall seconds")
     args = parser.parse_args(argv)
@@ -139,44 +147,73 @@ def main(argv=None) -> None:
     if args.quick:
         args.networks, args.rows, args.learners = "alarm", "500", "iamb,fbed,mmmb,iamb_fdr"
     with_r = not args.no_bnlearn and bnlearn_available()
+    seeds = [int(s) for s in args.seeds.split(",")]
     for name in args.networks.split(","):
         net = load_network(name)
         for rows in (int(r) for r in args.rows.split(",")):
-            frame = sample_network(name, rows, seed=1)
-            data = mbstat.as_dataset(frame)
-            csv = None
-            if with_r:
-                csv = tempfile.NamedTemporaryFile(suffix=".csv", delete=False).name
-                frame.to_csv(csv, index=False)
-            mbstat.iamb(data, net.nodes[0], progress=False)  # compile before the clock
-            print(f"\n{name}, {rows:,} rows (seed 1): mean F1 / seconds, all {len(net.nodes)} "
-                  "nodes")
-            print(f"  {'learner':12s} {'default':>15s} {'asymptotic':>15s} {'paper':>15s} "
-                  f"{'bnlearn':>15s}   time ratio  F1 margin")
-            for learner in args.learners.split(","):
-                cols = {"default": score(net, data, learner),
-                        "asymptotic": score(net, data, learner, calibration="asymptotic")}
-                if "selection" in inspect.signature(getattr(mbstat, learner)).parameters:
-                    cols["paper"] = score(net, data, learner, calibration="asymptotic",
-                                          selection="none")
-                if csv and learner in BNLEARN:
-                    try:
-                        found, sec = run_bnlearn(csv, learner)
-                    except subprocess.CalledProcessError as exc:  # say why, go on without
-                        print(f"  bnlearn {learner} failed: {exc.stderr.strip()[-200:]}")
-                        found = None
-                if csv and learner in BNLEARN and found is not None:
-                    f1 = np.mean([blanket_scores(sorted(found[v]), truth(net, v, learner))["F1"]
-                                  for v in net.nodes])
-                    cols["bnlearn"] = (float(f1), sec)
-                cells = [f"{cols[c][0]:.3f} {cols[c][1]:7.2f}s" if c in cols else f"{'-':>15s}"
-                         for c in ("default", "asymptotic", "paper", "bnlearn")]
-                ratio = cols["default"][1] / cols["asymptotic"][1]
-                rival = max(cols["asymptotic"][0], cols.get("bnlearn", (-1.0, 0))[0])
-                print(f"  {learner:12s} {' '.join(f'{c:>15s}' for c in cells)}   "
-                      f"{ratio:9.2f}x  {cols['default'][0] - rival:+.3f}", flush=True)
-            if csv:
-                os.unlink(csv)
+            margins = {}  # learner -> [(default F1, rival F1, time ratio)] per seed
+            for seed in seeds:
+                for learner, row in run_sample(net, name, rows, seed, args.learners, with_r):
+                    margins.setdefault(learner, []).append(row)
+            if len(seeds) > 1:
+                print_over_seeds(name, rows, seeds, margins)
+
+
+def run_sample(net, name, rows, seed, learners, with_r):
+    """Print the table of one sample (``sample_network(name, rows, seed)``); yield per
+    learner (default F1, the better of asymptotic and bnlearn F1, time ratio)."""
+    frame = sample_network(name, rows, seed=seed)
+    data = mbstat.as_dataset(frame)
+    csv = None
+    if with_r:
+        csv = tempfile.NamedTemporaryFile(suffix=".csv", delete=False).name
+        frame.to_csv(csv, index=False)
+    mbstat.iamb(data, net.nodes[0], progress=False)  # compile before the clock
+    print(f"\n{name}, {rows:,} rows (seed {seed}): mean F1 / seconds, all {len(net.nodes)} "
+          "nodes")
+    print(f"  {'learner':12s} {'default':>15s} {'asymptotic':>15s} {'paper':>15s} "
+          f"{'bnlearn':>15s}   time ratio  F1 margin")
+    for learner in learners.split(","):
+        cols = {"default": score(net, data, learner),
+                "asymptotic": score(net, data, learner, calibration="asymptotic")}
+        if "selection" in inspect.signature(getattr(mbstat, learner)).parameters:
+            cols["paper"] = score(net, data, learner, calibration="asymptotic",
+                                  selection="none")
+        found = None
+        if csv and learner in BNLEARN:
+            try:
+                found, sec = run_bnlearn(csv, learner)
+            except subprocess.CalledProcessError as exc:  # say why, go on without
+                print(f"  bnlearn {learner} failed: {exc.stderr.strip()[-200:]}")
+        if found is not None:
+            f1 = np.mean([blanket_scores(sorted(found[v]), truth(net, v, learner))["F1"]
+                          for v in net.nodes])
+            cols["bnlearn"] = (float(f1), sec)
+        cells = [f"{cols[c][0]:.3f} {cols[c][1]:7.2f}s" if c in cols else f"{'-':>15s}"
+                 for c in ("default", "asymptotic", "paper", "bnlearn")]
+        ratio = cols["default"][1] / cols["asymptotic"][1]
+        rival = max(cols["asymptotic"][0], cols.get("bnlearn", (-1.0, 0))[0])
+        print(f"  {learner:12s} {' '.join(f'{c:>15s}' for c in cells)}   "
+              f"{ratio:9.2f}x  {cols['default'][0] - rival:+.3f}", flush=True)
+        yield learner, (cols["default"][0], rival, ratio)
+    if csv:
+        os.unlink(csv)
+
+
+def print_over_seeds(name, rows, seeds, margins) -> None:
+    """Per learner over the samples: the mean F1 margin of the default over the better of
+    its asymptotic run and bnlearn (paired by sample) with its standard error, the samples
+    where the margin is >= 0, and the median time ratio."""
+    print(f"\n{name}, {rows:,} rows, seeds {','.join(map(str, seeds))}: the default's F1 "
+          "margin over the better of asymptotic and bnlearn, paired by sample")
+    print(f"  {'learner':12s} {'mean margin':>12s} {'s.e.':>7s} {'margin >= 0':>12s} "
+          f"{'median time ratio':>18s}")
+    for learner, got in margins.items():
+        diff = np.array([d - r for d, r, _ in got])
+        se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+        print(f"  {learner:12s} {diff.mean():+12.4f} {se:7.4f} "
+              f"{np.count_nonzero(diff >= 0):>5d} of {len(diff):<4d} "
+              f"{np.median([t for *_, t in got]):17.2f}x", flush=True)
 
 
 if __name__ == "__main__":
