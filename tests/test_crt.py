@@ -630,8 +630,8 @@ def test_tree_models_read_the_draws_from_their_split_intervals(model, monkeypatc
 def test_value_losses_equal_predicting_every_row_at_every_value(model, discrete_z):
     """The tabulated losses of a few-valued x (each held-out row predicted at each value,
     the rows whose x already holds the value read from the observed prediction, each
-    distinct row predicted once: a discrete z repeats rows) equal, bit for bit, predicting
-    all m (values + 1) rows (issue 27)."""
+    distinct row predicted once: a discrete z repeats rows; the distinct rows of the columns
+    a tree splits on) equal, bit for bit, predicting all m (values + 1) rows (issue 27)."""
     if model == "xgboost":
         pytest.importorskip("xgboost")
     from mbstat.ci.models.crt import _value_losses
@@ -659,6 +659,30 @@ def test_value_losses_equal_predicting_every_row_at_every_value(model, discrete_
                             np.tile(yt, len(uniq) + 1), "classification").reshape(-1, len(yt))
     assert np.array_equal(_value_losses(eng.learner, "classification", fitted, Xt, xpos, yt,
                                         uniq), every)
+    # values that some rows' x does not hold (the rows each value moves, predicted)
+    assert np.array_equal(_value_losses(eng.learner, "classification", fitted, Xt, xpos, yt,
+                                        uniq[1:]), every[[0, 2, 3]])
+
+
+def test_compiled_level_draws_sum_as_numpy():
+    """The draws of a discrete x summed in one compiled pass (``_LevelDraws.sums``) equal,
+    bit for bit, reading the levels (``which``) and summing the gathered losses with numpy
+    (its pairwise summation), for any slice of draws and row counts around numpy's blocks."""
+    from mbstat.ci.models._shuffle import _pairwise_sum
+    from mbstat.ci.models.crt import _LevelDraws
+
+    rng = np.random.default_rng(5)
+    for n in [0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 257, 1000, 4099]:
+        a = rng.standard_normal(n) * 10.0 ** rng.integers(-4, 4, n)
+        assert _pairwise_sum(a, 0, n) == a.sum()
+    for m, G in [(1, 2), (9, 3), (130, 2), (841, 4)]:
+        cum = np.cumsum(rng.dirichlet(np.ones(G), size=m), axis=1)
+        table = rng.exponential(size=(G, m))
+        draws = _LevelDraws(cum, 300, 17)
+        which = np.asarray(draws)
+        ref = np.take(table.ravel(), which * m + np.arange(m)).sum(axis=1)
+        for lo, size in [(0, 32), (0, 300), (5, 60), (224, 15), (239, 61), (290, 40)]:
+            assert np.array_equal(draws.sums(lo, size, table), ref[lo:lo + size])
 
 
 def test_stopping_at_a_clear_part_changes_no_p_value():

@@ -57,3 +57,85 @@ def shuffled_sums(order, starts, codes, table, B, seed, bound, stop):  # pragma:
             if extreme == stop:
                 return out, b + 1
     return out, B
+
+
+@njit(cache=True, nogil=True)
+def _block_sum(a, lo, n):  # pragma: no cover - compiled
+    """numpy's sum of ``a[lo:lo + n]`` for n <= 128: one running sum below 8 items, else
+    eight (one per item modulo 8) combined pairwise, then the items left over."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_sum(a, lo, n):  # pragma: no cover - compiled
+    """``a[lo:lo + n].sum()`` bit for bit as numpy sums a contiguous float64 row: its pairwise
+    summation (:func:`_block_sum` up to 128 items; above, the first n2 = n // 2 rounded down
+    to a multiple of 8 and the rest, each summed so, then added), without recursion."""
+    los = np.empty(128, np.int64)
+    ns = np.empty(128, np.int64)
+    split = np.zeros(128, np.bool_)
+    res = np.empty(128)
+    los[0], ns[0], split[0] = lo, n, False
+    sp, rp = 1, 0
+    while sp:
+        t = sp - 1
+        if ns[t] <= 128:
+            res[rp] = _block_sum(a, los[t], ns[t])
+            rp += 1
+            sp -= 1
+        elif split[t]:  # both halves summed: left, then right, on the results' stack
+            res[rp - 2] = res[rp - 2] + res[rp - 1]
+            rp -= 1
+            sp -= 1
+        else:
+            split[t] = True
+            n2 = ns[t] // 2
+            n2 -= n2 % 8
+            los[sp], ns[sp], split[sp] = los[t] + n2, ns[t] - n2, False  # right, then left
+            los[sp + 1], ns[sp + 1], split[sp + 1] = los[t], n2, False
+            sp += 2
+    return res[0]
+
+
+@njit(cache=True, nogil=True)
+def level_draw_sums(u, cum, table):  # pragma: no cover - compiled
+    """Held-out loss sums of draws of a discrete x by inverse CDF: in draw b, row i takes the
+    level ``#{g < levels - 1: u[b, i] > cum[i, g]}`` (``cum`` (m, levels) the cumulative
+    probabilities, the last level what is left) and its loss ``table[level, i]``; each draw's
+    sum as numpy's ``sum`` of the row (:func:`_pairwise_sum`). Returns (draws,)."""
+    draws, m = u.shape
+    last = cum.shape[1] - 1
+    out = np.empty(draws)
+    row = np.empty(m)
+    for b in range(draws):
+        for i in range(m):
+            g = 0
+            for h in range(last):
+                if u[b, i] > cum[i, h]:
+                    g += 1
+            row[i] = table[g, i]
+        out[b] = _pairwise_sum(row, 0, m)
+    return out

@@ -154,7 +154,7 @@ import numpy as np
 from ... import _validation as v
 from ...data.dataset import column_values, is_discrete
 from ..result import NOTES, PERMUTATION, CIBatch, Query, as_matrix, plural, results_table
-from ._shuffle import shuffled_sums, shuffles_within
+from ._shuffle import level_draw_sums, shuffled_sums, shuffles_within
 from .base import ModelResult, ModelTest, check_ppi_args, resolve_query
 from .estimators import infer_task, per_sample_loss
 from .estimators import distinct_rows, weighted_rows as _weighted_rows
@@ -763,10 +763,13 @@ class _LevelDraws:
     def __len__(self) -> int:
         return self.shape[0]
 
-    def _block(self, k: int) -> np.ndarray:
+    def _uniforms(self, k: int) -> np.ndarray:
         rows = min(FIRST_DRAWS, self.shape[0] - k * FIRST_DRAWS)
-        u = np.random.default_rng([self.seed, k]).random((rows, self.shape[1]))
-        which = np.zeros((rows, self.shape[1]), dtype=np.intp)
+        return np.random.default_rng([self.seed, k]).random((rows, self.shape[1]))
+
+    def _block(self, k: int) -> np.ndarray:
+        u = self._uniforms(k)
+        which = np.zeros(u.shape, dtype=np.intp)
         for g in range(self.cum.shape[1] - 1):  # the last level takes what is left (rounding)
             which += u > self.cum[None, :, g]
         return which
@@ -789,6 +792,19 @@ class _LevelDraws:
     def __array__(self, dtype=None, copy=None):
         out = self[:]
         return out if dtype is None else out.astype(dtype)
+
+    def sums(self, lo: int, size: int, table) -> np.ndarray:
+        """``table[which[b, i], i].sum()`` for the draws b = lo .. lo + size - 1 (``table``
+        (levels, m) float64 C-contiguous: each row's loss at each level), the draws read and
+        summed in one compiled pass (:func:`mbstat.ci.models._shuffle.level_draw_sums`, the
+        same sums as numpy's, bit for bit) without the (size, m) table of levels."""
+        hi = min(lo + size, self.shape[0])
+        if hi <= lo:
+            return np.zeros(0)
+        first = lo // FIRST_DRAWS
+        out = np.concatenate([level_draw_sums(self._uniforms(k), self.cum, table)
+                              for k in range(first, (hi - 1) // FIRST_DRAWS + 1)])
+        return out[lo - first * FIRST_DRAWS:hi - first * FIRST_DRAWS]
 
 
 def _split_points(learner, fitted, col: int):
@@ -821,6 +837,17 @@ def _ignores(learner, fitted, xpos) -> bool:
     else:
         return False
     return not np.isin(xpos, used).any()
+
+
+def _used_columns(learner, fitted, width: int) -> np.ndarray:
+    """The model columns whose values a fitted model's predictions read: those a tree model
+    (XGBoost on the CPU, a scikit-learn tree) splits on; every column for other models."""
+    if learner.kind == "xgboost" and learner.device == "cpu":
+        return _split_columns(fitted)
+    if learner.kind == "tree":
+        used = fitted.tree_.feature
+        return np.unique(used[used >= 0])
+    return np.arange(width)
 
 
 def _split_columns(booster) -> np.ndarray:
@@ -915,8 +942,12 @@ def _held_out_losses(learner, task, B: int, fitted, Xt, xpos, yt, drawn, seed: i
                                        seed, observed + _tie_tolerance(observed),
                                        SEQUENTIAL_EXTREMES)
             return observed, null[:done]
+        table = np.ascontiguousarray(loss[1:][inverse], dtype=np.float64)
+        if isinstance(which, _LevelDraws):  # drawn and summed in one compiled pass
+            return _sequential_sums(B, float(loss[0].sum()), early, B,
+                                    lambda lo, size: which.sums(lo, size, table))
         # the loss of row i at level g of the draws, flat: one gather per chunk of draws
-        flat, offsets = loss[1:][inverse].ravel(), np.arange(m)
+        flat, offsets = table.ravel(), np.arange(m)
         return _sequential_sums(B, float(loss[0].sum()), early, B, lambda lo, size: np.take(
             flat, which[lo:lo + size] * m + offsets).sum(axis=1))
     if which.ndim == 1:  # shuffles within strata, drawn chunk by chunk (from ``seed``)
@@ -985,10 +1016,41 @@ def _predict_distinct(learner, fitted, X):
 
 def _value_losses(learner, task, fitted, Xt, xpos, yt, uniq) -> np.ndarray:
     """(1 + len(uniq), m) per-row held-out losses: with the observed x, then with x set to
-    each of the values ``uniq``. A row whose x already equals the value is the observed row
-    and keeps its loss (the model predicts a row alone), so only the other rows are
-    predicted, in one call: m (len(uniq)) rows, not m (len(uniq) + 1) (a binary x: two
-    thirds)."""
+    each of the values ``uniq``. The model predicts a row alone, so the rows to predict are
+    the distinct rows of the other columns (z) with x set to each value, once each (the
+    observed row of each row among them, where its x is one of ``uniq``): the distinct z
+    rows are found once, on m rows, not among the m len(uniq) rows made, and only on the
+    columns that a tree model splits on (its prediction reads no other: rows alike there are
+    predicted alike; a sixth to a half of ALARM HR's held-out rows are distinct there)."""
+    m = len(yt)
+    own = Xt[:, xpos]
+    level = np.full(m, -1, dtype=np.intp)  # the value of uniq each row's x holds
+    for g, u in enumerate(uniq):
+        level[(own == u[None, :]).all(axis=1)] = g
+    if m == 0 or (level < 0).any():
+        return _moved_losses(learner, task, fitted, Xt, xpos, yt, uniq)
+    rest = np.zeros(Xt.shape[1], dtype=bool)
+    rest[_used_columns(learner, fitted, Xt.shape[1])] = True
+    rest[xpos] = False
+    if rest.any():
+        zi = distinct_rows(Xt[:, rest])[2]
+        first = np.unique(zi, return_index=True)[1]  # a row of each distinct z, in order
+    else:
+        zi, first = np.zeros(m, dtype=np.intp), np.zeros(1, dtype=np.intp)
+    L, D = len(uniq), len(first)
+    Xu = np.repeat(Xt[first][None], L, axis=0)  # (values, distinct z, columns)
+    Xu[:, :, xpos] = uniq[:, None, :]
+    pred = learner.predict(fitted, Xu.reshape(L * D, Xt.shape[1]))
+    pred = pred.get() if hasattr(pred, "get") else np.asarray(pred)
+    pred = pred.reshape(L, D, *pred.shape[1:])[:, zi]  # (values, m[, classes])
+    found = per_sample_loss(pred.reshape(L * m, *pred.shape[2:]), np.tile(yt, L), task)
+    found = np.asarray(found).reshape(L, m)
+    return np.concatenate([found[level, np.arange(m)][None], found])
+
+
+def _moved_losses(learner, task, fitted, Xt, xpos, yt, uniq) -> np.ndarray:
+    """:func:`_value_losses` where a row's x is none of ``uniq``: the observed rows, and the
+    rows each value moves, predicted in one call (each distinct row once)."""
     m = len(yt)
     own = Xt[:, xpos]
     moved = [np.flatnonzero((own != u[None, :]).any(axis=1)) for u in uniq]
