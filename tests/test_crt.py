@@ -911,3 +911,40 @@ def test_xgboost_settings_are_loco_s_at_eta_half_unless_overridden():
     assert "eta 0.5" in eng.learner.label
     other = CRTEngine(ds, ds.index("y"), seed=0, model_params={"learning_rate": 0.3})
     assert other.learner.params["learning_rate"] == 0.3
+
+
+def test_compiled_class_reductions_equal_numpy_bit_for_bit():
+    """The histogram models' G^2 / 2 per column for 2-7 classes (compiled) equal, bit for bit,
+    the numpy form (bincount of cells x classes, the log terms with nan_to_num, reduceat over
+    each column's cells), empty cells and absent classes included; and G^2 / 2 itself
+    (scipy's likelihood-ratio chi-square of the column's table) to rounding."""
+    import math
+
+    from mbstat.ci.models.crt import histogram_reductions
+
+    def numpy_form(cells, k, y):
+        n, p = cells.shape
+        sizes = cells.max(axis=0) + 1
+        starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.intp)
+        total = int(sizes.sum())
+        counts = np.bincount(((cells + starts) * k + y[:, None]).ravel(),
+                             minlength=total * k).reshape(total, k)
+        cell = counts.sum(axis=1, keepdims=True)
+        klass = np.log(np.maximum(np.bincount(y, minlength=k), 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = counts * (np.log(counts) - np.log(cell) - klass[None, :] + math.log(n))
+        return np.add.reduceat(np.nan_to_num(terms).sum(axis=1), starts)
+
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        n, p, k = int(rng.integers(2, 1500)), int(rng.integers(1, 12)), int(rng.integers(2, 8))
+        cells = np.column_stack([rng.integers(0, int(rng.integers(1, 25)), n) for _ in range(p)])
+        y = rng.integers(0, 2 if trial % 4 == 0 else k, n)
+        reduction = histogram_reductions(cells, k)
+        for _ in range(3):
+            yy = rng.permutation(y)
+            assert np.array_equal(reduction(yy).view(np.int64),
+                                  numpy_form(cells, k, yy).view(np.int64))
+    table = pd.crosstab(cells[:, 0], y).to_numpy()
+    g2 = stats.chi2_contingency(table, correction=False, lambda_="log-likelihood")[0]
+    np.testing.assert_allclose(reduction(y)[0], g2 / 2, rtol=1e-9)

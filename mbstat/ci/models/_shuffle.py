@@ -139,3 +139,40 @@ def level_draw_sums(u, cum, table):  # pragma: no cover - compiled
             row[i] = table[g, i]
         out[b] = _pairwise_sum(row, 0, m)
     return out
+
+
+@njit(cache=True, nogil=True)
+def class_reductions(flat, y, n_classes, total, starts, logs, klass, log_n):  # pragma: no cover
+    """The histogram models' in-sample log-likelihood ratios of classes ``y`` (G^2 / 2 per
+    column, :func:`mbstat.ci.models.crt.histogram_reductions`), bit for bit as its numpy
+    form computes them: ``flat`` (n, p) each row's cell key times ``n_classes`` (cells of
+    column j from ``starts[j]``), ``logs[k]`` numpy's log of k, ``klass`` the log class
+    counts, ``log_n`` log n. Per cell and class ``c (((log c - log cell) - klass) +
+    log n)`` (0 for an empty one, as numpy's ``nan_to_num`` of 0 x -inf), summed over the
+    classes one by one (fewer than 8: numpy's order), then over each column's cells as
+    ``np.add.reduceat`` does (the first cell, plus the pairwise sum of the others)."""
+    n, p = flat.shape
+    counts = np.zeros(total * n_classes, np.int64)
+    for i in range(n):
+        yi = y[i]
+        for j in range(p):
+            counts[flat[i, j] + yi] += 1
+    cell = np.empty(total)
+    for t in range(total):
+        size = 0
+        for c in range(n_classes):
+            size += counts[t * n_classes + c]
+        row = 0.0
+        for c in range(n_classes):
+            k = counts[t * n_classes + c]
+            if k:
+                row += k * (((logs[k] - logs[size]) - klass[c]) + log_n)
+            else:
+                row += 0.0
+        cell[t] = row
+    out = np.empty(p)
+    for j in range(p):
+        lo = starts[j]
+        hi = starts[j + 1] if j + 1 < p else total
+        out[j] = cell[lo] if hi - lo == 1 else cell[lo] + _pairwise_sum(cell, lo + 1, hi - lo - 1)
+    return out
