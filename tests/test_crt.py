@@ -948,3 +948,25 @@ def test_compiled_class_reductions_equal_numpy_bit_for_bit():
     table = pd.crosstab(cells[:, 0], y).to_numpy()
     g2 = stats.chi2_contingency(table, correction=False, lambda_="log-likelihood")[0]
     np.testing.assert_allclose(reduction(y)[0], g2 / 2, rtol=1e-9)
+
+
+def test_design_rows_equal_numpy_unique_of_the_rows_bytes():
+    """The sampler's distinct rows of a 0/1 design (with x's codes as a last column, or
+    without), found from the rows' packed bits, are np.unique's of the rows' bytes: the same
+    rows, order, counts and index (``weighted_rows``); other designs take that path."""
+    from mbstat.ci.models.crt import _design_rows
+    from mbstat.ci.models.estimators import weighted_rows
+
+    rng = np.random.default_rng(9)
+    for trial in range(120):
+        n, p = int(rng.integers(1, 1500)), int(rng.integers(1, 70))
+        design = (rng.random((n, p)) < rng.random()).astype(np.float64)
+        design[:, 0] = 1.0
+        if trial % 6 == 0:
+            design[:, -1] = rng.normal(size=n)  # a continuous z column
+        code = rng.integers(0, int(rng.integers(1, 300)), n)
+        for got, ref in [(_design_rows(design), weighted_rows(design)),
+                         (_design_rows(design, code),
+                          weighted_rows(np.column_stack([design, code])))]:
+            for a, b in zip(got, ref):
+                assert a.dtype == b.dtype and np.array_equal(a, b)

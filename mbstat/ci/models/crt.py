@@ -628,8 +628,7 @@ class CRTEngine(LOCOEngine):
         if all(self.discrete[j] or self._few_values(j) for j in x):
             # the joint levels as the model reads them (its encoded columns), so that a draw
             # is always one of them, whatever the encoding (one-hot, codes, numbers)
-            levels, code = np.unique(xblock, axis=0, return_inverse=True)
-            code, G = code.reshape(-1), len(levels)
+            levels, code, G = self._levels(tuple(x))  # np.unique(xblock, axis=0)'s, kept
             if G < 2:
                 return lambda test, B, rng: (xblock[test], np.zeros((B, len(test)), np.intp))
             from sklearn import config_context
@@ -643,8 +642,8 @@ class CRTEngine(LOCOEngine):
             # weighted by their counts: the same likelihood (a discrete z repeats rows:
             # ALARM's shrink tests 2-17x fewer rows), and the probabilities of each distinct
             # z, read back by row
-            rows, counts, _ = _weighted_rows(np.column_stack([design, code]))
-            zrows, _, z_of = _weighted_rows(design)
+            rows, counts, _ = _design_rows(design, code)
+            zrows, _, z_of = _design_rows(design)
             with _one_blas_thread(), config_context(skip_parameter_validation=True,
                                                     assume_finite=True):
                 model = LogisticRegression(C=100.0, solver="newton-cholesky",
@@ -740,6 +739,42 @@ class CRTEngine(LOCOEngine):
                 codes, G = self._levels((j,))[1:]
                 blocks.append((codes[:, None] == np.arange(1, G)[None, :]).astype(np.float64))
         return np.hstack(blocks)
+
+
+def _design_rows(design, code=None) -> tuple:
+    """:func:`~mbstat.ci.models.estimators.weighted_rows` of ``design`` (or of ``design`` with
+    the integer ``code`` as a last column, as float64), the same three arrays, faster where
+    every entry of the design is 0.0 or 1.0 (intercept and dummies of a discrete z): the rows'
+    bytes then sort as their 0/1 entries do, column by column (0.0's bytes are below 1.0's at
+    the first that differs), so the rows' bits packed (first column first), then the code's
+    rank among its values' bytes, sort alike: one integer per row, where ``np.unique`` of
+    the rows' bytes sorts 8 bytes per entry."""
+    def full():
+        return design if code is None else np.column_stack([design, code])
+    if design.dtype != np.float64 or not design.shape[1] or np.signbit(design).any():
+        return _weighted_rows(full())
+    one = design == 1.0
+    if np.count_nonzero(one) + np.count_nonzero(design == 0.0) != design.size:
+        return _weighted_rows(full())
+    packed = np.packbits(one, axis=1)  # (n, bytes), the first column the top bit
+    if code is not None:
+        values = np.unique(code)
+        if len(values) > 256:
+            return _weighted_rows(full())
+        as_bytes = np.ascontiguousarray(values.astype(np.float64)).view(
+            np.dtype((np.void, 8)))
+        rank = np.empty(len(values), dtype=np.uint8)
+        rank[np.argsort(as_bytes, kind="stable")] = np.arange(len(values))
+        packed = np.column_stack([packed, rank[np.searchsorted(values, code)]])
+    if packed.shape[1] > 8:
+        return _weighted_rows(full())
+    wide = np.zeros((len(packed), 8), dtype=np.uint8)
+    wide[:, :packed.shape[1]] = packed
+    key = wide.view(">u8").reshape(-1)  # big-endian: bytes compare as the integers
+    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    rows = design[first] if code is None else np.column_stack([design[first], code[first]])
+    return rows, counts.astype(np.float64), inverse.reshape(-1)
 
 
 def _one_blas_thread():
