@@ -53,9 +53,13 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         draws its own resamples (the seed used is in ``result_.seed``) unless
         ``random_state`` is set.
     random_state : None, int, numpy RandomState or Generator
-        With ``stability``: the seed of the resamples (scikit-learn's convention; an int is
-        passed as ``seed``, a RandomState draws one). None: every fit draws its own. A
-        ``seed`` in ``stability`` takes precedence.
+        The seed of a randomized method (one with a ``seed`` parameter: "ppfs", "rgs",
+        "wfsdms"), or with ``stability`` the seed of the resamples (which seeds the
+        method's runs in turn): scikit-learn's convention, an int is passed as ``seed``
+        (same ``random_state``, same selection), a RandomState draws one, a Generator is
+        passed as it is (each fit draws from it). None: every fit draws its own seed (the
+        one used is in ``result_``). A ``seed`` in ``params`` or ``stability`` takes
+        precedence.
 
     Attributes
     ----------
@@ -110,6 +114,10 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         if self.backend is not None:
             kwargs["backend"] = self.backend
         if self.stability is None:
+            seed = self._seed()
+            if (seed is not None and "seed" not in kwargs
+                    and "seed" in LEARNERS[self.method].parameters):
+                kwargs["seed"] = seed  # a randomized learner (ppfs, rgs, wfsdms)
             self.result_ = LEARNERS[self.method].function(frame, target, **kwargs)
         else:
             self.result_ = stability(frame, target, self.method, **self._stability_args(),
@@ -129,12 +137,18 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
             raise TypeError("stability must be the number of resamples R or a dict of "
                             "mbstat.stability's arguments; got "
                             f"{type(self.stability).__name__} {self.stability!r}")
-        state = self.random_state
-        if state is not None and "seed" not in args:
-            if isinstance(state, np.random.RandomState):
-                state = int(state.randint(0, 2**31 - 1))
-            args["seed"] = state  # an int or a Generator: checked by mbstat.stability
+        seed = self._seed()
+        if seed is not None and "seed" not in args:
+            args["seed"] = seed
         return args
+
+    def _seed(self):
+        """The ``seed`` that ``random_state`` gives: None, an int (a RandomState draws one)
+        or a Generator, checked by the function that takes it."""
+        state = self.random_state
+        if isinstance(state, np.random.RandomState):
+            return int(state.randint(0, 2**31 - 1))
+        return state
 
     def _bins(self, frame, test):
         if self.discretize != "auto":

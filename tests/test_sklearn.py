@@ -31,6 +31,30 @@ def test_stability_selector_passes_estimator_checks_through_random_state():
     assert given.result_.seed == 3  # the dict's seed takes precedence
 
 
+@pytest.mark.parametrize("method, params", [("rgs", {"k": 20}), ("ppfs", {"K": 2})])
+def test_random_state_seeds_a_randomized_learner(method, params):
+    # random_state was passed only with stability: ppfs and rgs drew a new seed per fit
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (300, 5))
+    y = X[:, 0] ^ (rng.random(300) < 0.1)
+
+    def seed(result):
+        return result.seed if method == "ppfs" else result.params["seed"]
+
+    a = MarkovBlanketSelector(method, params=params, random_state=3).fit(X, y)
+    b = MarkovBlanketSelector(method, params=params, random_state=3).fit(X, y)
+    assert seed(a.result_) == 3 and a.result_ == b.result_
+    assert list(a.get_support()) == list(b.get_support())
+    drawn = [seed(MarkovBlanketSelector(method, params=params).fit(X, y).result_)
+             for _ in range(2)]
+    assert drawn[0] != drawn[1]  # None: each fit draws its own, as before
+    given = MarkovBlanketSelector(method, params={**params, "seed": 5}, random_state=3)
+    assert seed(given.fit(X, y).result_) == 5  # params' seed takes precedence
+    state = MarkovBlanketSelector(method, params=params,
+                                  random_state=np.random.RandomState(1)).fit(X, y)
+    assert seed(state.result_) == np.random.RandomState(1).randint(0, 2**31 - 1)
+
+
 @pytest.fixture(scope="module")
 def asia():
     frame = load_network("asia").sample(20000, seed=2)
