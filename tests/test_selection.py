@@ -1,5 +1,6 @@
 """The level of entry of the searches (selection="bonferroni"): the whole search's level."""
 import functools
+import warnings
 import math
 
 import numpy as np
@@ -63,3 +64,21 @@ def test_entry_level_is_alpha_over_m_and_the_evidence_says_so():
 def test_selection_is_checked(learner):
     with pytest.raises(ValueError, match="selection"):
         mbstat.METHODS[learner](_null(0, 50, 3), "T", selection="holm")
+
+
+def test_a_test_whose_least_p_value_is_above_the_entry_level_is_said():
+    """A Monte Carlo test of B permutations cannot give p < 1 / (B + 1): where that is above
+    alpha / m, the first steps can admit nothing; the search warns, its result says so and
+    how many permutations would serve (floor(m / alpha)), and enough of them are quiet."""
+    rng = np.random.default_rng(5)
+    t = rng.integers(0, 2, 300)
+    frame = pd.DataFrame({"T": t, "A": t, **{f"N{j}": rng.integers(0, 2, 300)
+                                               for j in range(9)}})
+    with pytest.warns(UserWarning, match=r"below 0\.0196.*0\.05 / 10.*B >= 200") as caught:
+        res = mbstat.iamb(frame, "T", test="mc-g2", B=50)
+    assert len(caught) == 1 and res.blanket == ()
+    assert "B >= 200" in str(res.summary())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mbstat.iamb(frame, "T", test="mc-g2", B=200).blanket == ("A",)
+        assert mbstat.iamb(frame, "T", test="mc-g2", B=50, selection="none").blanket == ("A",)

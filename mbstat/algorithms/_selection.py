@@ -34,7 +34,7 @@ import numpy as np
 from .._validation import check_choice
 
 __all__ = ["SELECTION_CHOICES", "CRITERION", "check_selection", "entry_level", "entry_notes",
-           "entry_rule"]
+           "entry_rule", "floor_notes"]
 
 SELECTION_CHOICES = ("bonferroni", "none")
 
@@ -85,3 +85,23 @@ def entry_notes(selection, evidence, alpha: float) -> tuple:
     return (f"Criterion (entry): {CRITERION}; {int(refused.sum())} candidate(s) dependent at "
             f"alpha = {alpha:g} stayed out at alpha / m (selection = \"none\": the papers' "
             "rule at alpha).",)
+
+
+def floor_notes(selection, tester, alpha: float, m: int) -> tuple:
+    """Why the search may admit nothing: the tester's test cannot give a p-value below
+    the level at which the first step admits (alpha / m, ``selection="bonferroni"``), as a
+    Monte Carlo test of B permutations (least p-value 1 / (B + 1)); one message, or
+    nothing. A step admits once fewer candidates remain than alpha over the least
+    p-value; the message says how many draws would serve the first step."""
+    if selection != "bonferroni" or m <= 1:
+        return ()
+    test = tester.test_obj
+    least = test.least_pvalue(alpha)
+    level = alpha / m
+    if least <= level:
+        return ()
+    return (f"test {test.name!r} cannot give a p-value below {least:.3g}, above the level "
+            f"at which the first step admits a candidate (selection=\"bonferroni\": alpha / m "
+            f"= {alpha:g} / {m} = {level:.3g}): no candidate can join while more than "
+            f"{math.floor(alpha / least)} remain; {test.floor_advice(level)}, or pass "
+            "selection=\"none\" (the papers' rule)",)

@@ -44,6 +44,15 @@ class CITest:
         """
         raise NotImplementedError
 
+    def least_pvalue(self, alpha: float) -> float:
+        """The smallest p-value the test can give at the tester's level ``alpha`` (0: no
+        floor above rounding; a Monte Carlo test's 1 / (B + 1))."""
+        return 0.0
+
+    def floor_advice(self, level: float) -> str:
+        """How to let the test reach p-values of ``level`` (see :meth:`least_pvalue`)."""
+        return "choose a test whose p-values reach it"
+
     #: Columns a test adds after :data:`FIELDS` (e.g. PPI's ``increase``).
     extra_columns = ()
     #: Whether x and y play the same part (then a test of y against x is a cache hit).

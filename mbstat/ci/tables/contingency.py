@@ -167,6 +167,13 @@ class ContingencyTest(CITest):
                       PERMUTATION: f"p-value from {self.B} permutations of x within the "
                                    "strata of z (Monte Carlo)"}
 
+    def least_pvalue(self, alpha: float) -> float:
+        """1 / (B + 1) under the Monte Carlo calibration, else 0."""
+        return 1.0 / (self.B + 1.0) if self.calibration == "permutation" else 0.0
+
+    def floor_advice(self, level: float) -> str:
+        return f"pass B >= {math.floor(1.0 / level)} permutations"
+
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(statistic={self.stat!r}, df={self.df_rule!r}, "
                 f"min_per_cell={self.min_per_cell!r}, calibration={self.calibration!r}, "
