@@ -444,3 +444,29 @@ def test_defaults_are_the_crt_and_the_vote():
         assert table.loc[feature, "statistic"] == pytest.approx(
             log.loc[log["x"] == feature, "statistic"].median())
     assert "holdout randomization tests" in str(res.summary())
+
+
+@pytest.mark.parametrize("kw", [{}, {"K": 4}, {"merge": "paper"}, {"K": 1}])
+def test_pvalues_log_pvalue_is_the_log_of_pvalue(kw):
+    """log_pvalue was -(median shrink score over the folds that ran a shrink test), pvalue
+    the median over all folds: b showed p 0.395 with log p -0.0. Both now summarize the
+    same deciding tests, one per fold (an even K: the mean of the middle two p-values)."""
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(150, 3)), columns=list("abc"))
+    X["y"] = (X.a > 0).astype(int)
+    res = ppfs(X, "y", seed=0, progress=False, **kw)
+    table = res.pvalues
+    np.testing.assert_allclose(table["log_pvalue"], np.log(table["pvalue"]), rtol=1e-12)
+    if kw == {}:
+        assert table.loc["b", "pvalue"] == pytest.approx(0.39537, abs=1e-5)
+        assert table.loc["b", "log_pvalue"] == pytest.approx(np.log(0.39537), abs=1e-4)
+
+
+def test_log_median_keeps_the_precision_of_underflowing_pvalues():
+    from mbstat.results.ppfs import _log_median
+
+    assert _log_median([-3.0, np.nan, -1.0, -2.0]) == -2.0
+    assert _log_median([-1.0, -3.0]) == pytest.approx(np.log((np.exp(-1) + np.exp(-3)) / 2))
+    # p = e^-800 and e^-801 underflow to 0; the log of their mean does not
+    assert _log_median([-800.0, -801.0]) == pytest.approx(
+        -800 + np.log((1 + np.exp(-1)) / 2), rel=1e-15)
+    assert np.isnan(_log_median([np.nan]))

@@ -102,14 +102,19 @@ class PPFSResult(SelectionResult):
     def pvalues(self) -> pd.DataFrame:
         """The deciding test of each candidate, in the order of ``importance``.
 
-        The shrink test given the rest of the blanket, or the growth test given
-        the empty set for candidates dropped there: from the chosen fold
-        (``merge="paper"``, or one run), else the median over the folds of each
-        fold's deciding test (twice the median of K p-values is a valid p-value,
-        Ruschendorf 1982; the median itself is a summary): ``statistic`` and
-        ``df`` (from ``tests``), ``pvalue``, ``log_pvalue``, ``p_adj``
-        (Benjamini-Hochberg) and ``selected``, as in
-        :attr:`MBResult.pvalues <mbstat.results.MBResult>`.
+        The shrink test given the rest of the blanket (or the spouse phase's
+        test), or the growth test given the empty set for candidates dropped
+        there: from the chosen fold (``merge="paper"``, or one run), else the
+        median over all K folds of each fold's deciding test (twice the median
+        of K p-values is a valid p-value, Ruschendorf 1982; the median itself is
+        a summary): ``statistic`` and ``df`` (from ``tests``), ``pvalue``,
+        ``log_pvalue``, ``p_adj`` (Benjamini-Hochberg) and ``selected``, as in
+        :attr:`MBResult.pvalues <mbstat.results.MBResult>`. Every column
+        summarizes the same K tests; ``log_pvalue`` is the natural log of
+        ``pvalue``, computed from the tests' log p-values (the median of an even
+        count, the mean of the middle two, as log-sum-exp) so that it keeps the
+        precision of p-values that underflow. (``importance``'s ``shrink`` is the
+        median over only the folds that ran a shrink test of the candidate.)
         """
         imp, log = self.importance, self.tests
         if self.chosen_fold is not None:
@@ -119,10 +124,12 @@ class PPFSResult(SelectionResult):
         log = log[log["phase"].isin(["grow", "shrink", "spouse"])]
         key = ["fold", "x"] if "fold" in log.columns else ["x"]
         log = log.drop_duplicates(key, keep="last")
-        deciding = log.groupby("x")[["statistic", "df"]].median().reindex(imp.index)
+        groups = log.groupby("x")
+        deciding = groups[["statistic", "df"]].median().reindex(imp.index)
+        log_p = groups["log_pvalue"].agg(_log_median).reindex(imp.index)
         frame = pd.DataFrame(
             {"statistic": deciding["statistic"], "df": deciding["df"], "pvalue": imp["pvalue"],
-             "log_pvalue": -imp["shrink"].fillna(imp["grow"])},
+             "log_pvalue": log_p},
             index=imp.index,
         )
         frame["p_adj"] = bh_adjust(frame["pvalue"])
@@ -262,6 +269,20 @@ class PPFSResult(SelectionResult):
         ax.set_ylabel("feature (frequency, Eq. 7)")
         ax.set_title(f"ppfs fold blankets: {self.target}")
         return ax
+
+
+def _log_median(log_p) -> float:
+    """log(median(p)) from the log p-values: the middle one of an odd count, the log of the
+    mean of the middle two (log-sum-exp) of an even count, as ``np.median`` of the p-values
+    (NaN ignored)."""
+    values = np.sort(np.asarray(log_p, dtype=np.float64))
+    values = values[~np.isnan(values)]
+    n = len(values)
+    if n == 0:
+        return math.nan
+    if n % 2:
+        return float(values[n // 2])
+    return float(np.logaddexp(values[n // 2 - 1], values[n // 2]) - math.log(2.0))
 
 
 def _shorten(names, k: int = 4) -> str:
