@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+import mbstat
 from mbstat import as_dataset
 from mbstat.ci.continuous import rank
 from mbstat.ci.continuous.rank import Spearman, influence_moments, latent_partial, ranked_dataset
@@ -80,3 +81,12 @@ def test_the_statistics_are_made_once_per_data_set():
     ranked = a.test_obj.ranks(a)
     assert influence_moments(ranked) is influence_moments(b.test_obj.ranks(b))
     assert b.test("v3", "v0", ["v1"]).statistic == a.test("v3", "v0", ["v1"]).statistic
+
+
+@pytest.mark.parametrize("test", ["spearman", "normal-scores", "fisher_z"])
+def test_too_few_rows_names_the_test_asked(test):
+    """The rank tests read fisher_z's partial correlations; a refusal names the test the
+    caller asked for."""
+    frame = pd.DataFrame(np.random.default_rng(0).normal(size=(4, 4)), columns=list("abcd"))
+    with pytest.raises(ValueError, match=rf"^{test} needs more than \|z\| \+ 3 = 5 rows"):
+        mbstat.ci_test(frame, "a", "b", ["c", "d"], test=test)

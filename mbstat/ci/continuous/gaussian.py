@@ -126,9 +126,8 @@ class FisherZ(CITest):
             return out.view(_TABLE).reshape(k)
         return None
 
-    @staticmethod
-    def _too_few(m, n):
-        raise ValueError(f"fisher_z needs more than |z| + 3 = {m + 3} rows; got {int(n)}")
+    def _too_few(self, m, n):
+        raise ValueError(f"{self.name} needs more than |z| + 3 = {m + 3} rows; got {int(n)}")
 
     def _moments(self, ds, xp):
         """The data set's :class:`~mbstat.ci.continuous.moments.ColumnMoments` (looked up once per

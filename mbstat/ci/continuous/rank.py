@@ -144,6 +144,7 @@ class Spearman(PermutableTest):
         fisher = self.__dict__.get("_fisher")
         if fisher is None:
             fisher = self._fisher = FisherZ()
+            fisher.name = self.name  # its messages name this test
         table = fisher.batch(view, xs, y, z)
         out = as_matrix(table)
         if z and self.latent_given_z and not self.normal_scores:
