@@ -20,7 +20,7 @@ from .ci.engine import _names_only
 from .ci.result import plural
 from .data import as_dataset
 from .plotting import GraphEdge, draw_graph, network_layout
-from .results.base import Summary
+from .results.base import Summary, describe_data
 from .results.stability import ByTarget
 from .stability import arc_strengths
 
@@ -37,11 +37,14 @@ class BlanketCollection(ByTarget):
     results : mapping target -> result (read-only)
     elapsed : float
         Wall-clock seconds for the whole collection.
+    call : str
+        The learner's call line, ``<each target>`` as its target, the data as passed.
     """
 
     method: str
     results: object = field(repr=False)
     elapsed: float = field(repr=False)
+    call: str = field(default="", repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "results", FrozenMapping(self.results))
@@ -75,14 +78,16 @@ class BlanketCollection(ByTarget):
         return frame
 
     def asymmetric_pairs(self) -> pd.DataFrame:
-        """Pairs of learned targets where X is in MB(Y) but Y is not in MB(X)."""
+        """Pairs of learned targets where X is in MB(Y) but Y is not in MB(X) (index
+        ``pair``, 1, 2, ...)."""
         rows = []
         for target, res in self.results.items():
             for feature in res.selected:
                 other = self.results.get(feature)
                 if other is not None and target not in other.selected:
                     rows.append((feature, target))
-        return pd.DataFrame(rows, columns=["in_blanket_of", "missing_from_blanket_of"])
+        return pd.DataFrame(rows, columns=["in_blanket_of", "missing_from_blanket_of"],
+                            index=pd.RangeIndex(1, len(rows) + 1, name="pair"))
 
     @property
     def symmetric(self) -> bool:
@@ -138,7 +143,8 @@ class BlanketCollection(ByTarget):
         header = [("Method", self.method), ("Targets", str(len(self.results))),
                   ("Tests", f"{self.n_tests}, {self.elapsed:.3g} s wall clock")]
         if first is not None:
-            header.insert(1, ("Call", first.call.replace(f'"{first.target}"', "<each target>")))
+            header.insert(1, ("Call", self.call or first.call.replace(f'"{first.target}"',
+                                                                      "<each target>")))
         return Summary(f"Markov blankets: {self.method}", header, {"Blankets:": table}, footer)
 
 
@@ -198,4 +204,7 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, R=N
 
         results = tqdm(results, total=len(targets), desc=f"{method} blankets", unit="target")
     collected = dict(zip(targets, results))
-    return BlanketCollection(method, collected, time.perf_counter() - start)
+    first = collected[targets[0]]  # its call shows the data the learners got: show the caller's
+    call = first.call.replace(f'"{first.target}"', "<each target>").replace(
+        f"data = {describe_data(dataset)}", f"data = {describe_data(data)}", 1)
+    return BlanketCollection(method, collected, time.perf_counter() - start, call)

@@ -2,6 +2,7 @@
 import joblib
 import pickle
 
+import pandas as pd
 import pytest
 
 import mbstat
@@ -99,3 +100,21 @@ def test_collections_compare_by_value_and_hash(asia):
     assert coll == pickle.loads(pickle.dumps(coll))
     assert coll != mbstat.blankets(data, ["lung"])
     assert hash(coll) == hash(pickle.loads(pickle.dumps(coll)))
+
+
+def test_asymmetric_pairs_numbered_and_call_shows_the_data_as_passed():
+    # asymmetric_pairs() had an unnamed 0-based index; the summary's call showed the
+    # Dataset the learners got, not the caller's DataFrame
+    data = mbstat.datasets.sample_network("asia", 300, seed=0)
+    coll = mbstat.blankets(data, alpha=0.05)
+    pairs = coll.asymmetric_pairs()
+    assert len(pairs) == 4 and pairs.index.equals(pd.RangeIndex(1, 5, name="pair"))
+    assert set(zip(pairs["in_blanket_of"], pairs["missing_from_blanket_of"])) == {
+        (x, t) for t, r in coll.results.items() for x in r.selected
+        if t not in coll[x].selected}
+    call = 'iamb(data = <DataFrame 300 x 8>, target = <each target>, selection = "bonferroni"'
+    assert f"Call:     {call}" in str(coll.summary()) and coll.call.startswith(call)
+    assert mbstat.blankets(data, ["lung"], test="oracle", dag=load_network("asia")).call \
+        .startswith("iamb(data = <DataFrame 300 x 8>")
+    assert mbstat.blankets(load_network("asia"), ["lung"], test="oracle").asymmetric_pairs() \
+        .index.name == "pair"

@@ -202,6 +202,11 @@ def test_data_relabelings_found_and_said():
                                               ("lung", "tub_recoded"),
                                               ("lung_copy", "tub_recoded")]}, fn
         det = res.deterministic
+        # the tables' rows are numbered in a named index (was an unnamed 0-based one)
+        assert det.index.equals(pd.RangeIndex(1, len(det) + 1, name="relation"))
+        eq = res.equivalences
+        assert len(eq) and eq.index.equals(pd.RangeIndex(1, len(eq) + 1, name="equivalence"))
+        assert res.boundary_tests.index.name == "run"
         pairs = set(zip(det["variable"], det["given"]))
         assert ("lung_copy", "lung") in pairs and ("tub", "tub_recoded") in pairs
         assert (det["ratio"] == 0).all()

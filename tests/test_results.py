@@ -92,6 +92,27 @@ def test_significance_chosen_when_asked(result):
         result.summary(alpha=2)
 
 
+def test_stars_follow_the_adjusted_pvalue_when_adjust_is_given():
+    # summary(adjust="bonferroni") showed the stars of the raw p-value beside the adjusted one
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.integers(0, 2, (400, 12)), columns=[f"v{i}" for i in range(12)])
+    y = np.where(rng.random(400) < 0.62, X["v0"], rng.integers(0, 2, 400))
+    X["y"] = np.where(rng.random(400) < 0.15, X["v1"], y)
+    res = mbstat.iamb(X, "y", alpha=0.05)
+    table = res.table("bonferroni")
+    p, p_adj = table.loc["v1", "pvalue"], table.loc["v1", "p_adj"]
+    assert p_adj == pytest.approx(min(1.0, 12 * p))  # 12 candidates, by hand
+    assert (stars(p), stars(p_adj)) == ("**", "*")  # p 0.0012, p.adj 0.014
+    adjusted = res.summary(adjust="bonferroni")
+    shown = next(iter(adjusted.tables.values()))
+    assert shown.loc["v1", ""] == "*" and shown.loc["v0", ""] == "***"
+    assert "Signif. codes (of p.adj (bonferroni)):  0 '***' 0.001" in str(adjusted)
+    default = res.summary()  # the default: R's stars of the raw p-value, BH column
+    assert next(iter(default.tables.values())).loc["v1", ""] == "**"
+    assert "p.adj (BH)" in str(default) and "Signif. codes:  0 '***'" in str(default)
+    assert next(iter(res.summary(adjust="none").tables.values())).loc["v1", ""] == "**"
+
+
 def test_member_tests_on_request(result):
     data = sample_network("asia", 5000, seed=3)
     table = mbstat.member_tests(data, result)

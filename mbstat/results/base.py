@@ -21,7 +21,7 @@ from ..ci.result import format_pvalue, plural
 from ..plotting import GraphEdge, draw_graph, plot_pvalues, plot_trace, radial_layout
 
 __all__ = ["SelectionResult", "MBResult", "Summary", "format_call", "stars", "plural",
-           "bh_adjust", "adjust_pvalues", "empty_tests", "make_trace", "trace_builder",
+           "bh_adjust", "adjust_pvalues", "describe_data", "empty_tests", "make_trace", "trace_builder",
            "TraceBuilder", "LAZY_FIELDS"]
 
 #: Fields a learner may pass as builders (callables returning the DataFrame, picklable):
@@ -32,6 +32,12 @@ __all__ = ["SelectionResult", "MBResult", "Summary", "format_call", "stars", "pl
 LAZY_FIELDS = ("tests", "evidence", "trace")
 
 SIGNIF_LEGEND = "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1"
+
+
+def signif_legend(of: str | None = None) -> str:
+    """The legend of the stars; ``of``: the column they follow when not the raw p-value."""
+    return SIGNIF_LEGEND if of is None else SIGNIF_LEGEND.replace(
+        "Signif. codes:", f"Signif. codes (of {of}):", 1)
 
 
 def stars(p: float) -> str:
@@ -65,7 +71,7 @@ def empty_tests() -> pd.DataFrame:
 
 def format_call(name: str, data, **args) -> str:
     """R-style call line: ``iamb(data = <DataFrame 20000 x 37>, target = "HR", ...)``."""
-    parts = [f"data = {_describe(data)}"]
+    parts = [f"data = {describe_data(data)}"]
     for key, value in args.items():
         if value is None:
             continue
@@ -73,7 +79,8 @@ def format_call(name: str, data, **args) -> str:
     return f"{name}({', '.join(parts)})"
 
 
-def _describe(data) -> str:
+def describe_data(data) -> str:
+    """The data as a call line shows it: ``<DataFrame 20000 x 37>``, ``<Dataset 500 x 8>``."""
     shape = getattr(data, "shape", None)
     if shape is not None and len(shape) == 2:
         return f"<{type(data).__name__} {shape[0]} x {shape[1]}>"
@@ -164,8 +171,10 @@ class Summary:
         return "\n".join(parts)
 
 
-def _fmt_table(frame: pd.DataFrame, adjust: str = "BH") -> pd.DataFrame:
-    """Given / statistic / df / p-value / adjusted columns formatted as R prints them."""
+def _fmt_table(frame: pd.DataFrame, adjust: str = "BH",
+               adjusted_stars: bool = False) -> pd.DataFrame:
+    """Given / statistic / df / p-value / adjusted columns formatted as R prints them; the
+    stars of the p-value, or of the adjusted one (``adjusted_stars``)."""
     out = pd.DataFrame(index=list(frame.index))
     if (frame["x"] != frame.index).any():  # a joint test (GS^(m) subsets): show the set
         out["tested"] = frame["x"].map(lambda v: "{" + v + "}" if ", " in v else v)
@@ -179,7 +188,7 @@ def _fmt_table(frame: pd.DataFrame, adjust: str = "BH") -> pd.DataFrame:
         out["criterion"] = frame["criterion"].map(lambda v: "" if math.isnan(v) else f"{v:.4g}")
     out["p-value"] = frame.apply(_fmt_p, axis=1)
     out[_adj_label(adjust)] = frame["p_adj"].map(format_pvalue)
-    out[""] = frame["pvalue"].map(stars)
+    out[""] = frame["p_adj" if adjusted_stars else "pvalue"].map(stars)
     return out
 
 
@@ -470,13 +479,15 @@ class MBResult(SelectionResult):
         frame["selected"] = frame["decision"].eq("keep").to_numpy()
         return frame
 
-    def summary(self, adjust: str = "BH", alpha: float | None = None) -> Summary:
+    def summary(self, adjust: str | None = None, alpha: float | None = None) -> Summary:
         """An R-style report of the blanket and the evidence for it.
 
         Parameters
         ----------
-        adjust : {"BH", "BY", "holm", "bonferroni", "none"}
-            Adjustment of the p-value column (default BH).
+        adjust : {"BH", "BY", "holm", "hochberg", "hommel", "bonferroni", "none"}, optional
+            Adjustment of the ``p.adj`` column (default BH). When given, the significance
+            stars follow the adjusted p-values (the legend says so); by default they
+            follow the raw ones, as R's summaries.
         alpha : float, optional
             Level for the notes on the excluded candidates (default: the
             level the search used).
@@ -501,16 +512,18 @@ class MBResult(SelectionResult):
                                       "members needing them may be missed)"))
         if not self.complete:
             header.append(("Status", "incomplete: stopped early (time budget or interrupt)"))
+        given = adjust is not None
+        adjust = _adjustment(adjust) if given else "BH"
         table = self.table(adjust)
         sel = table[table["selected"]]
         caption = (f"Blanket of {self.target} (each member's weakest test that kept it, "
                    "given z):")
-        tables = {caption: _fmt_table(sel, adjust)}
+        tables = {caption: _fmt_table(sel, adjust, adjusted_stars=given)}
         if self.parents_children is not None:
             tables["Parents and children:"] = "  " + (", ".join(self.parents_children) or "(none)")
         if self.spouses is not None:
             tables["Spouses:"] = "  " + (", ".join(self.spouses) or "(none)")
-        footer = [SIGNIF_LEGEND]
+        footer = [signif_legend(_adj_label(adjust) if given else None)]
         footer += _calibration_notes(sel, self.n_rows)
         footer += _exclusion_lines(table[~table["selected"]], level, level == self.alpha)
         footer += list(self.notes)

@@ -31,8 +31,21 @@ BOUNDARY_TEST_COLUMNS = ["removed", "learned", "x", "z", "statistic", "df", "pva
                          "log_pvalue", "accepted", "new"]
 
 
+#: The index names of the tables whose rows are numbered 1, 2, ... (the tests log's ``test``).
+_ROW_NAMES = {"equivalences": "equivalence", "boundary_tests": "run",
+              "deterministic": "relation"}
+
+
 def _empty(columns) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+
+
+def _numbered(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``frame`` with its rows numbered 1, 2, ... in an index called ``name`` (a copy), unless
+    its index is named already."""
+    if frame.index.name is not None:
+        return frame
+    return frame.set_axis(pd.RangeIndex(1, len(frame) + 1, name=name), axis=0)
 
 
 def count_boundaries(classes) -> int:
@@ -78,15 +91,15 @@ class EquivalentResult(MBResult):
         How many there are (SES: the product of the class sizes, listed or not; TIE*:
         how many its runs found).
     equivalences : DataFrame
-        One row per equivalence: ``member`` can stand for ``stands_for``, with the
+        One row per equivalence (index ``equivalence``, 1, 2, ...): ``member`` can stand for ``stands_for``, with the
         test that shows it (SES: ``stands_for`` independent of the target given the
         separating set of ``member`` with ``member`` in its place; TIE*: the criterion
         test of the boundary with ``member`` in place of ``stands_for``).
     boundary_tests : DataFrame
-        TIE*: every embedded run, its removed variables, the boundary learned and the
+        TIE*: every embedded run (index ``run``, 1, 2, ...), its removed variables, the boundary learned and the
         criterion test that accepted or rejected it (no rows for SES).
     deterministic : DataFrame
-        The (near-)deterministic relations found: a variable whose conditional entropy
+        The (near-)deterministic relations found (index ``relation``, 1, 2, ...): a variable whose conditional entropy
         given a set is (near) zero (see :attr:`notes`).
     max_boundaries : int
         The listing limit.
@@ -118,8 +131,9 @@ class EquivalentResult(MBResult):
         for name, columns in (("equivalences", EQUIVALENCE_COLUMNS),
                               ("boundary_tests", BOUNDARY_TEST_COLUMNS),
                               ("deterministic", DETERMINISM_COLUMNS)):
-            if object.__getattribute__(self, name) is None:
-                object.__setattr__(self, name, _empty(columns))
+            frame = object.__getattribute__(self, name)
+            frame = _empty(columns) if frame is None else frame
+            object.__setattr__(self, name, _numbered(frame, _ROW_NAMES[name]))
 
     def _repr_tail(self) -> str:
         return f"{plural(self.n_boundaries, 'boundary', 'boundaries')}, " + super()._repr_tail()
@@ -134,7 +148,7 @@ class EquivalentResult(MBResult):
         """Whether a single boundary was found (no equivalent variables)."""
         return self.n_boundaries == 1
 
-    def summary(self, adjust: str = "BH", alpha: float | None = None,
+    def summary(self, adjust: str | None = None, alpha: float | None = None,
                 max_boundaries: int = 10) -> Summary:
         """The report of :meth:`MBResult.summary` with the equivalence classes, the
         boundaries (the first ``max_boundaries``), the tests that show each equivalence
