@@ -144,8 +144,8 @@ ASSUMPTIONS = {
     "rcot": "numeric data; z's random features absorb E[f(x)|z] and E[f(y)|z]; large n",
     "mi-cg": "Gaussian, linear continuous variables within the strata of the discrete ones; "
              "many rows per stratum and coefficient",
-    "reg-lr": "y's regression on z correctly specified (linear predictor; Gaussian errors or "
-              "logit link); large n per parameter",
+    "reg-lr": "y's regression on z correctly specified (linear predictor; Gaussian errors: "
+              "exact F p-value, more rows than parameters; logit link: large n per parameter)",
     "ppi": "none: p-values not calibrated (overlapping splits, marginal permutation)",
     "loco": "independent rows; under H0 adding x does not improve the model's held-out "
             "loss (a learner able to fit y from z); large n",
