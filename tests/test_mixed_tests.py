@@ -150,6 +150,89 @@ def test_mi_cg_x_constant_in_one_stratum_keeps_the_other_strata():
     assert r.statistic == pytest.approx(hand, rel=1e-9) and r.pvalue < 1e-6
 
 
+def _zero_inflated(n=500, seed=1):
+    rng = np.random.default_rng(seed)
+    buy = rng.random(n) < 0.5
+    return pd.DataFrame({"amount": np.where(buy, rng.lognormal(3, 1, n), 0.0),
+                         "buy": pd.Categorical(np.where(buy, "yes", "no")),
+                         "other": rng.normal(size=n)})
+
+
+@pytest.mark.parametrize("correction", ["moments", "bartlett", None])
+def test_mi_cg_a_point_mass_explained_exactly_is_certain_dependence(correction):
+    # amount = 0 whenever buy == "no": the alternative's stratum is a point mass that the
+    # null's is not. It read as a singular fit, statistic 0 and p = 1 in both orders (bnlearn
+    # 4.9 gives Inf, p = 0 given nothing and p = 1 given a continuous z); reg-lr 1.3e-152
+    df = _zero_inflated()
+    for x, y, z in [("amount", "buy", []), ("buy", "amount", []),
+                    ("amount", "buy", ["other"]), ("buy", "amount", ["other"])]:
+        r = ci_test(df, x, y, z, test="mi-cg", correction=correction)
+        assert r.statistic == np.inf and r.pvalue == 0 and r.log_pvalue == -np.inf, (x, y, z)
+    assert list(mbstat.iamb(df, "buy").blanket) == ["amount"]
+    # y an exact linear function of x in one stratum of zd (neither constant there)
+    rng = np.random.default_rng(3)
+    d = rng.integers(0, 2, 200)
+    x = rng.normal(size=200)
+    e = pd.DataFrame({"x": x, "y": np.where(d == 0, 1 + 2 * x, rng.normal(size=200)),
+                      "d": pd.Categorical(d)})
+    assert ci_test(e, "x", "y", ["d"], test="mi-cg").pvalue == 0
+    assert ci_test(e, "y", "x", ["d"], test="mi-cg").pvalue == 0
+
+
+def test_mi_cg_a_point_mass_in_both_models_carries_no_evidence_and_is_symmetric():
+    # x constant in stratum zd = 0 and y = 2x + noise: mi-cg(x, y | zd) regressed y on a flat
+    # x there (bnlearn's QR), p = 7.9e-115, but mi-cg(y, x | zd) found x's null fit a point
+    # mass and read the whole test as singular: p = 1
+    rng = np.random.default_rng(9)
+    n = 300
+    zd = rng.integers(0, 3, n)
+    x = np.where(zd == 0, 1.0, rng.normal(size=n))
+    df = pd.DataFrame({"x": x, "y": 2 * x + 0.5 * rng.normal(size=n),
+                       "zd": pd.Categorical(zd.astype(str))})
+    for correction in ("moments", "bartlett", None):
+        a = ci_test(df, "x", "y", ["zd"], test="mi-cg", correction=correction)
+        b = ci_test(df, "y", "x", ["zd"], test="mi-cg", correction=correction)
+        assert a.statistic == pytest.approx(b.statistic, rel=1e-12) and a.df == b.df
+        assert a.log_pvalue == pytest.approx(b.log_pvalue, rel=1e-10) and a.pvalue < 1e-100
+    # the point-mass stratum adds the flat constant n log(nu1 / nu0) + 1 (nu0 = n_s - 1),
+    # the other strata their bnlearn statistic (hand computation, as above)
+    n0 = (zd == 0).sum()
+    rest = zd != 0
+    hand = 2 * (_loglik(x[rest], _design(df[rest], ["y"]), zd[rest])
+                - _loglik(x[rest], _design(df[rest], []), zd[rest]))
+    assert b.statistic == pytest.approx(hand + n0 * np.log((n0 - 2) / (n0 - 1)) + 1, rel=1e-10)
+    # a discrete x, a continuous y constant in a stratum of zd: that stratum adds 0
+    rng = np.random.default_rng(4)
+    zd = rng.integers(0, 3, n)
+    e = pd.DataFrame({"x": pd.Categorical(rng.integers(0, 2, n)), "zd": pd.Categorical(zd),
+                      "y": np.where(zd == 0, 5.0, rng.normal(size=n))})
+    for x, y in [("x", "y"), ("y", "x")]:
+        r = ci_test(e, x, y, ["zd"], test="mi-cg", correction=None)
+        sub = ci_test(e[zd != 0], x, y, ["zd"], test="mi-cg", correction=None)
+        assert r.statistic == pytest.approx(sub.statistic, rel=1e-12) and 0 < r.pvalue < 1
+
+
+@pytest.mark.parametrize("kind", ["c", pytest.param("d", marks=pytest.mark.slow)])
+def test_mi_cg_level_where_y_is_a_point_mass_in_one_stratum(kind):
+    # y = 0 in stratum zd = 0 (a point mass in both models: no evidence there), Gaussian in
+    # the others; x independent, continuous or 3 levels; 1,000 tests (40 data sets, 25
+    # candidates each: independent given y). Measured: continuous 4.9% [3.7, 6.4], discrete
+    # 5.5% [4.2, 7.1] (2.0 s and 18 s at load 6)
+    rejected = []
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        n = 120
+        zd, zc = rng.integers(0, 3, n), rng.normal(size=n)
+        cand = {f"x{i}": rng.normal(size=n) if kind == "c" else
+                pd.Categorical(rng.integers(0, 3, n)) for i in range(25)}
+        df = pd.DataFrame({"y": np.where(zd == 0, 0.0, zc + rng.normal(size=n)),
+                           "zd": pd.Categorical(zd), "zc": zc, **cand})
+        rejected.extend(ci_test_batch(df, list(cand), "y", ["zd", "zc"],
+                                      test="mi-cg").pvalue <= 0.05)
+    lo, hi = proportion_confint(sum(rejected), len(rejected), 0.05, method="wilson")
+    assert lo <= 0.05 <= hi, np.mean(rejected)
+
+
 # ------------------------------------------------------------------ reg-lr vs statsmodels
 def _sm_design(df, cols):
     parts = [np.ones((len(df), 1))]
