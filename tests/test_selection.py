@@ -82,3 +82,21 @@ def test_a_test_whose_least_p_value_is_above_the_entry_level_is_said():
         warnings.simplefilter("error")
         assert mbstat.iamb(frame, "T", test="mc-g2", B=200).blanket == ("A",)
         assert mbstat.iamb(frame, "T", test="mc-g2", B=50, selection="none").blanket == ("A",)
+
+
+def test_the_crt_early_stop_serves_the_first_entry_level():
+    """The CRT's early stop gives clear members p = alpha / 2, above alpha / m: the search
+    moves it to alpha / m (a note, no warning) and admits; the caller's test is untouched."""
+    from mbstat.ci.models.crt import CRTTest
+
+    rng = np.random.default_rng(7)
+    t = rng.integers(0, 2, 150)
+    frame = pd.DataFrame({"T": t, "A": np.where(rng.random(150) < 0.9, t, 1 - t),
+                          **{f"N{j}": rng.integers(0, 2, 150) for j in range(5)}})
+    mine = CRTTest(model="tree", B=200, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = mbstat.iamb(frame, "T", test=mine, progress=False)
+    assert "A" in res.blanket and mine.alpha is None
+    assert "serves 0.00833" in str(res.summary())
+    assert CRTTest(B=200).least_pvalue(0.05) == pytest.approx(0.025)

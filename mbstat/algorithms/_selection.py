@@ -34,7 +34,7 @@ import numpy as np
 from .._validation import check_choice
 
 __all__ = ["SELECTION_CHOICES", "CRITERION", "check_selection", "entry_level", "entry_notes",
-           "entry_rule", "floor_notes"]
+           "entry_rule", "entry_floor"]
 
 SELECTION_CHOICES = ("bonferroni", "none")
 
@@ -87,21 +87,30 @@ def entry_notes(selection, evidence, alpha: float) -> tuple:
             "rule at alpha).",)
 
 
-def floor_notes(selection, tester, alpha: float, m: int) -> tuple:
+def entry_floor(selection, tester, alpha: float, m: int):
     """Why the search may admit nothing: the tester's test cannot give a p-value below
     the level at which the first step admits (alpha / m, ``selection="bonferroni"``), as a
-    Monte Carlo test of B permutations (least p-value 1 / (B + 1)); one message, or
-    nothing. A step admits once fewer candidates remain than alpha over the least
-    p-value; the message says how many draws would serve the first step."""
+    Monte Carlo test of B permutations (least p-value 1 / (B + 1)): (message, True), the
+    message a warning; None where the test reaches it. A test that can serve the level
+    itself (the CRT's early stop, :meth:`~mbstat.ci.CITest.served`) is replaced in
+    ``tester`` by its copy that does: (message, False), the message a note. (A step
+    admits once fewer candidates remain than alpha over the least p-value; the warning says
+    how many draws would serve the first step.)"""
     if selection != "bonferroni" or m <= 1:
-        return ()
+        return None
     test = tester.test_obj
-    least = test.least_pvalue(alpha)
     level = alpha / m
-    if least <= level:
-        return ()
+    if test.least_pvalue(alpha) <= level:
+        return None
+    served = test.served(level)  # a sequential test's early stop moved to the level
+    if served is not None:
+        tester.test_obj = served
+        return (f"the early stop of test {test.name!r} serves {level:.3g}, the level at which "
+                f"the first step admits (alpha / m = {alpha:g} / {m}): its least p-value at "
+                f"alpha, {test.least_pvalue(alpha):.3g}, could not reach it"), False
+    least = test.least_pvalue(alpha)
     return (f"test {test.name!r} cannot give a p-value below {least:.3g}, above the level "
             f"at which the first step admits a candidate (selection=\"bonferroni\": alpha / m "
             f"= {alpha:g} / {m} = {level:.3g}): no candidate can join while more than "
             f"{math.floor(alpha / least)} remain; {test.floor_advice(level)}, or pass "
-            "selection=\"none\" (the papers' rule)",)
+            "selection=\"none\" (the papers' rule)"), True

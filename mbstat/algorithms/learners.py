@@ -42,7 +42,7 @@ from ..results.base import trace_builder
 from ._common import prepare
 from ._equivalence import evidence_determinism_notes
 from ._evidence import Ledger
-from ._selection import entry_notes, floor_notes
+from ._selection import entry_floor, entry_notes
 
 __all__ = ["Learner", "LEARNERS", "Run", "Found", "learn", "learners_table", "resolve_target"]
 
@@ -244,9 +244,9 @@ def learn(row: Learner, args: dict, declared=None):
         raise ValueError(f"max_sx = {max_sx} is smaller than the start and whitelist allow: "
                          f"{len(begin)} members need max_sx >= {len(begin) - 1}")
     run = Run(tester, target, cands, start, whitelist=whitelist, max_sx=max_sx)
-    floor = floor_notes(own.get("selection"), tester, alpha, len(set(cands) - begin))
-    for message in floor:
-        warnings.warn(message, UserWarning, stacklevel=3)
+    floor = entry_floor(own.get("selection"), tester, alpha, len(set(cands) - begin))
+    if floor is not None and floor[1]:
+        warnings.warn(floor[0], UserWarning, stacklevel=3)
     if _constant(tester.dataset, target):
         message = (f"target {target!r} is constant: its Markov blanket is empty (no test "
                    "was made)")
@@ -260,7 +260,7 @@ def learn(row: Learner, args: dict, declared=None):
     found.notes = (*found.notes, *evidence_determinism_notes(tester.dataset, target, evidence,
                                                              found.notes),
                    *entry_notes(own.get("selection"), evidence, alpha),
-                   *(f"Note: {message}" for message in floor))
+                   *((f"Note: {floor[0]}.",) if floor is not None else ()))
     tests = tester.log_builder()  # the log is built when the result's tests are first read
     _check_max_sx(tests, max_sx)
     elapsed = time.perf_counter() - start

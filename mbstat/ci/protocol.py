@@ -53,6 +53,11 @@ class CITest:
         """How to let the test reach p-values of ``level`` (see :meth:`least_pvalue`)."""
         return "choose a test whose p-values reach it"
 
+    def served(self, level: float):
+        """A copy of this test whose p-values reach ``level`` where the test can adapt
+        itself (a sequential test's early stop), else None."""
+        return None
+
     #: Columns a test adds after :data:`FIELDS` (e.g. PPI's ``increase``).
     extra_columns = ()
     #: Whether x and y play the same part (then a test of y against x is a cache hit).

@@ -143,6 +143,7 @@ default XGBoost; ``vignettes/ppi_calibration.py`` for the final figures):
 """
 from __future__ import annotations
 
+import copy
 import math
 import threading
 from collections import OrderedDict
@@ -1358,6 +1359,24 @@ class CRTTest(ModelTest):
                               task=task, device=device, n_jobs=n_jobs, parallel=parallel,
                               model_params=model_params), seed, categorical)
         self.alpha = None if alpha is None else v.check_alpha(alpha)
+
+    def least_pvalue(self, alpha: float) -> float:
+        """The early stop's p-value at this test's ``alpha`` or else the tester's (about
+        alpha / 2, :func:`early_draws`), or 1 / (B + 1) without an early stop."""
+        early = early_draws(self.alpha if self.alpha is not None else alpha, 1)
+        return 1.0 / (min(early, self.settings["B"]) + 1.0)
+
+    def floor_advice(self, level: float) -> str:
+        return f"pass B >= {math.floor(1.0 / level)} draws"
+
+    def served(self, level: float):
+        """A copy whose early stop serves ``level`` (a search's first entry level: clear
+        members then draw until their p-value reaches it), unless ``alpha`` was set."""
+        if self.alpha is not None or 1.0 / (self.settings["B"] + 1.0) >= level:
+            return None
+        out = copy.copy(self)
+        out.alpha = level
+        return out
 
     def batch(self, tester, xs, y, z):
         """The tests, with the early stop at this test's ``alpha`` or else the tester's."""
