@@ -331,3 +331,15 @@ def test_target_values_named_like_a_column_or_reordered(alarm):
     X, y = alarm.drop(columns="HR"), alarm["HR"]
     shuffled = y.sample(frac=1.0, random_state=0)  # the same labels in another order
     assert iamb(X, shuffled).blanket == iamb(alarm, "HR").blanket
+
+
+def test_fisher_z_caps_the_growth_at_what_its_rows_allow():
+    """10 rows, 29 continuous candidates, alpha 0.5: fisher_z needs more than |z| + 3 rows,
+    so the growth stops at |z| = 6 (max_sx) with a note, rather than fail mid-search."""
+    frame = pd.DataFrame(np.random.default_rng(0).normal(size=(10, 30)),
+                         columns=[f"c{i}" for i in range(30)])
+    res = mbstat.iamb(frame, "c0", selection="none", alpha=0.5, progress=False)
+    assert 0 < len(res.blanket) <= 7
+    assert "can condition on at most 6 variables with 10 rows" in str(res.summary())
+    sizes = res.tests["z"].map(lambda z: len(z.split(", ")) if z else 0)
+    assert sizes.max() == 6

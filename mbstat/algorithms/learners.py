@@ -240,6 +240,11 @@ def learn(row: Learner, args: dict, declared=None):
     if own.get("start") is not None:
         own["start"] = _names(tester.dataset, own["start"], "start", target, cands)
     begin = set(own.get("start") or ()) | set(whitelist)
+    cap = tester.test_obj.max_conditioning(tester.n)
+    capped = (cap is not None and (max_sx is None or cap < max_sx)
+              and cap < len(cands) - 1 and len(begin) <= cap + 1)
+    if capped:  # the test's own limit: the growth stops there rather than fail
+        max_sx = cap
     if max_sx is not None and len(begin) > max_sx + 1:
         raise ValueError(f"max_sx = {max_sx} is smaller than the start and whitelist allow: "
                          f"{len(begin)} members need max_sx >= {len(begin) - 1}")
@@ -260,7 +265,10 @@ def learn(row: Learner, args: dict, declared=None):
     found.notes = (*found.notes, *evidence_determinism_notes(tester.dataset, target, evidence,
                                                              found.notes),
                    *entry_notes(own.get("selection"), evidence, alpha),
-                   *((f"Note: {floor[0]}.",) if floor is not None else ()))
+                   *((f"Note: {floor[0]}.",) if floor is not None else ()),
+                   *((f"Note: test {tester.test_obj.name!r} can condition on at most {cap} "
+                      f"variables with {tester.n} rows: the search stops growing there "
+                      f"(max_sx = {cap}).",) if capped else ()))
     tests = tester.log_builder()  # the log is built when the result's tests are first read
     _check_max_sx(tests, max_sx)
     elapsed = time.perf_counter() - start

@@ -53,6 +53,11 @@ class CITest:
         """How to let the test reach p-values of ``level`` (see :meth:`least_pvalue`)."""
         return "choose a test whose p-values reach it"
 
+    def max_conditioning(self, n: int):
+        """The most variables the test can condition on with ``n`` rows, or None (no
+        limit): the searches stop growing there (their ``max_sx``) instead of failing."""
+        return None
+
     def served(self, level: float):
         """A copy of this test whose p-values reach ``level`` where the test can adapt
         itself (a sequential test's early stop), else None."""

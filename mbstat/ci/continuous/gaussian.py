@@ -126,6 +126,10 @@ class FisherZ(CITest):
             return out.view(_TABLE).reshape(k)
         return None
 
+    def max_conditioning(self, n: int):
+        """n - 4: the test needs more than |z| + 3 rows."""
+        return max(n - 4, 0)
+
     def _too_few(self, m, n):
         raise ValueError(f"{self.name} needs more than |z| + 3 = {m + 3} rows; got {int(n)}")
 

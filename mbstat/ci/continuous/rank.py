@@ -137,6 +137,11 @@ class Spearman(PermutableTest):
     #: kept for comparison: liberal given z, 7-8% at 2,000 Gaussian rows).
     latent_given_z = True
 
+    def max_conditioning(self, n: int):
+        """n - 4, as :class:`~mbstat.ci.continuous.gaussian.FisherZ` whose correlations it
+        reads."""
+        return max(n - 4, 0)
+
     def asymptotic(self, tester, xs, y, z):
         """The results table with normal p-values."""
         ranked = self.ranks(tester)
