@@ -918,22 +918,12 @@ def test_compiled_class_reductions_equal_numpy_bit_for_bit():
     the numpy form (bincount of cells x classes, the log terms with nan_to_num, reduceat over
     each column's cells), empty cells and absent classes included; and G^2 / 2 itself
     (scipy's likelihood-ratio chi-square of the column's table) to rounding."""
-    import math
+    from mbstat.ci.models.crt import _class_reduction, histogram_reductions
 
-    from mbstat.ci.models.crt import histogram_reductions
-
-    def numpy_form(cells, k, y):
-        n, p = cells.shape
+    def numpy_form(cells, k, y):  # the numpy path that serves 8 classes or more
         sizes = cells.max(axis=0) + 1
         starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.intp)
-        total = int(sizes.sum())
-        counts = np.bincount(((cells + starts) * k + y[:, None]).ravel(),
-                             minlength=total * k).reshape(total, k)
-        cell = counts.sum(axis=1, keepdims=True)
-        klass = np.log(np.maximum(np.bincount(y, minlength=k), 1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = counts * (np.log(counts) - np.log(cell) - klass[None, :] + math.log(n))
-        return np.add.reduceat(np.nan_to_num(terms).sum(axis=1), starts)
+        return _class_reduction(cells + starts, starts, int(sizes.sum()), k)(y)
 
     rng = np.random.default_rng(3)
     for trial in range(60):

@@ -399,8 +399,9 @@ class RegressionLR(PermutableTest):
             rss0 = float(e @ e)
             # both sums of squares directly (not one as rss0 minus the other): the F
             # p-value's two tails need rss1 / rss0 and explained / rss0 to full precision
-            explained = np.array([float(np.sum((b.T @ e) ** 2)) for b in bases])
-            rss1 = np.array([float(np.sum((e - b @ (b.T @ e)) ** 2)) for b in bases])
+            coefs = [b.T @ e for b in bases]  # each basis' projection of e, once
+            explained = np.array([float(np.sum(c ** 2)) for c in coefs])
+            rss1 = np.array([float(np.sum((e - b @ c) ** 2)) for b, c in zip(bases, coefs)])
             with np.errstate(divide="ignore", invalid="ignore"):
                 stat = np.where(ranks > 0, n * (np.log(rss0) - np.log(rss1)), 0.0)
                 left, gain = rss1 / rss0, explained / rss0

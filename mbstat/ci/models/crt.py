@@ -212,17 +212,7 @@ def histogram_reductions(cells, n_classes: int):
                                     starts64, logs, klass, log_n)
         return reduction
     if n_classes:
-        flat = keys * n_classes
-
-        def reduction(y):
-            counts = np.bincount((flat + y[:, None]).ravel(),
-                                 minlength=total * n_classes).reshape(total, n_classes)
-            cell = counts.sum(axis=1, keepdims=True)
-            klass = np.log(np.maximum(np.bincount(y, minlength=n_classes), 1))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                terms = counts * (np.log(counts) - np.log(cell) - klass[None, :] + math.log(n))
-            return np.add.reduceat(np.nan_to_num(terms).sum(axis=1), starts)
-        return reduction
+        return _class_reduction(keys, starts, total, n_classes)
     flat_keys = keys.ravel()
     cell = np.bincount(flat_keys, minlength=total)
 
@@ -231,6 +221,26 @@ def histogram_reductions(cells, n_classes: int):
         with np.errstate(divide="ignore", invalid="ignore"):
             between = np.where(cell > 0, sums * sums / cell, 0.0)
         return np.add.reduceat(between, starts) - y.sum() ** 2 / n
+    return reduction
+
+
+def _class_reduction(keys, starts, total: int, n_classes: int):
+    """:func:`histogram_reductions`' ``reduction(y)`` for classes in numpy (``keys`` (n, p)
+    the rows' cells, column j's from ``starts[j]``, ``total`` cells): one bincount of cells x
+    classes, the log terms with ``nan_to_num``, ``reduceat`` over each column's cells; the
+    compiled :func:`~mbstat.ci.models._shuffle.class_reductions` gives the same bits below 8
+    classes."""
+    n = keys.shape[0]
+    flat = keys * n_classes
+
+    def reduction(y):
+        counts = np.bincount((flat + y[:, None]).ravel(),
+                             minlength=total * n_classes).reshape(total, n_classes)
+        cell = counts.sum(axis=1, keepdims=True)
+        klass = np.log(np.maximum(np.bincount(y, minlength=n_classes), 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = counts * (np.log(counts) - np.log(cell) - klass[None, :] + math.log(n))
+        return np.add.reduceat(np.nan_to_num(terms).sum(axis=1), starts)
     return reduction
 
 
