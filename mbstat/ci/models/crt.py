@@ -1404,10 +1404,12 @@ class CRTResult(ModelResult):
 
     Extra attributes
     ----------------
-    part_pvalues : ndarray (folds * repeats,)
+    part_pvalues : ndarray (folds * repeats,) or (1,)
         The p-value of each held-out part (read-only), combined by Bonferroni; NaN for the
         parts after one that stopped early (the least p-value a part can take: the test's
-        p-value is then J / (early + 1) whatever the others).
+        p-value is then J / (early + 1) whatever the others). One p-value where the test ran
+        on all rows with the histogram model (:attr:`histogram`): model, device, folds and
+        repeats then took no part, and the printout leaves them out.
     model, task, device : str
     folds, repeats, B : int
     seed : int or None
@@ -1421,15 +1423,39 @@ class CRTResult(ModelResult):
 
     _shown = ("model", "task", "folds", "repeats", "B", "seed")
 
+    @property
+    def histogram(self) -> bool:
+        """Whether the test ran on all rows with the histogram model and permutations of the
+        target (one part: a single-column x given an empty z, or a discrete x given a
+        stratified discrete z; :meth:`CRTEngine._histogram`) rather than on held-out parts."""
+        return len(self.part_pvalues) == 1
+
     def __str__(self) -> str:
+        given = " given z" if self.z else ""
+        if self.histogram:
+            strata = " within the strata of z" if self.z else ""
+            lines = [
+                *self._head("Conditional randomization test (histogram model, all rows)",
+                            f"permutation p = {self.statistic:.4g}"),
+                f"alternative hypothesis: x is not independent of the target{given} (the "
+                f"histogram model fits the data better than the permuted targets)",
+                f"model: histogram of the target over x's levels or bins{strata}, refitted "
+                f"for each of up to B = {self.B} permutations of the target{strata}; "
+                f"seed {self.seed}",
+                "sample estimates:",
+                f"mean in-sample {self.loss} increase per row under the permutations: "
+                f"{self.increase:.6g}",
+            ]
+            return "\n".join(lines) + "\n"
         parts = self.part_pvalues
+        draws = "permutations of x" if not self.z else "draws of x given z"
         lines = [
-            *self._head(METHOD, f"smallest of {len(self.part_pvalues)} parts' p-values = "
+            *self._head(METHOD, f"smallest of {len(parts)} parts' p-values = "
                                 f"{self.statistic:.4g} (Bonferroni)"),
-            "alternative hypothesis: x is not independent of the target given z "
-            "(x drawn given z raises the held-out loss)",
+            f"alternative hypothesis: x is not independent of the target{given} "
+            f"({'x permuted' if not self.z else 'x drawn given z'} raises the held-out loss)",
             f"model: {self.model} on {self.device}; {plural(self.repeats, 'split')} into "
-            f"{self.folds} parts, B = {self.B} draws of x given z per part; seed {self.seed}",
+            f"{self.folds} parts, B = {self.B} {draws} per part; seed {self.seed}",
             f"held-out parts' p-values ({int(np.isfinite(parts).sum())} of {len(parts)} "
             f"drawn): min {np.nanmin(parts):.4g}, median {float(np.nanmedian(parts)):.4g}, "
             f"max {np.nanmax(parts):.4g}",
