@@ -496,8 +496,8 @@ def _threads() -> int:
 
 
 def _split(kernel, items, work, min_share=1):
-    """Run ``kernel(items)``, the batch split across a small pool of threads when ``work``
-    (row visits) is worth it and each thread gets ``min_share`` items or more: the
+    """Run ``kernel(items)``, the batch dealt round-robin to a small pool of threads when
+    ``work`` (row visits) is worth it and each thread gets ``min_share`` items or more: the
     kernels release the GIL, and plain threads (unlike numba's parallel layer) are safe
     when the caller runs its own threads, e.g. ``blankets(n_jobs=...)``. A Ctrl-C during a
     compiled call is raised as a KeyboardInterrupt (:func:`interruptible`)."""
@@ -509,10 +509,16 @@ def _split(kernel, items, work, min_share=1):
         from concurrent.futures import ThreadPoolExecutor
 
         _pool = ThreadPoolExecutor(max_workers=_threads(), thread_name_prefix="mbstat-count")
-    parts = np.array_split(items, workers)
+    parts = [items[k::workers] for k in range(workers)]  # dealt, not cut: neighbours in a
+    # batch cost alike (a column's levels, a stratum's sparseness), so contiguous shares
+    # are uneven (hailfinder, 5,000 rows, iamb over every node: 2.03 -> 1.80 s on 2 cores)
     futures = [_pool.submit(kernel, part) for part in parts[1:]]
     first = interruptible(kernel, parts[0])  # the calling thread takes a share too
-    return np.concatenate([first, *(f.result() for f in futures)])
+    out = np.empty((items.shape[0], *first.shape[1:]), dtype=first.dtype)
+    out[::workers] = first
+    for k, future in enumerate(futures, 1):
+        out[k::workers] = future.result()
+    return out
 
 
 def subset_statistics(codes, subsets, cards, y, zsrc, zrows, zcards, rxm, ry):
