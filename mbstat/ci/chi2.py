@@ -1,8 +1,12 @@
-"""The chi-square law's tail, accurate where the p-value underflows: scipy's C functions
-called from compiled code, and the continued fraction of the upper incomplete gamma function.
+"""Distribution tails accurate where the p-value underflows: the chi-square law's (scipy's
+C functions called from compiled code, and the continued fraction of the upper incomplete
+gamma function) and the F law's (scipy's ``betainc``, and the continued fraction of the
+incomplete beta function). Both continued fractions are evaluated in log space by one
+modified Lentz step (:func:`_lentz`).
 
 Shared by every family of tests (contingency tables, the likelihood-ratio tests of the
-continuous and mixed family, the kernel test's Satterthwaite-Welch reference).
+continuous and mixed family, reg-lr's F test, the kernel test's Satterthwaite-Welch
+reference).
 """
 from __future__ import annotations
 
@@ -13,8 +17,9 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import get_cython_function_address, intrinsic
+from scipy import special
 
-__all__ = ["CHI2", "chi2_logsf", "chi2_sf_logsf", "log_gammaincc", "sf_logsf_many"]
+__all__ = ["CHI2", "chi2_logsf", "chi2_sf_logsf", "f_sf_logsf", "log_gammaincc", "sf_logsf_many"]
 
 
 def _cython_special_address(name: str) -> int:
@@ -86,28 +91,62 @@ def log_gammaincc(a, x, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _log_q(ai, xi):  # pragma: no cover - compiled
-    """log Q(ai, xi) by the modified Lentz continued fraction (xi > ai + 1)."""
+def _lentz(an, bn, c, d):  # pragma: no cover - compiled
+    """One term of a continued fraction ``b0 + a1 / (b1 + a2 / (b2 + ...))`` by the
+    modified Lentz method (Thompson & Barnett 1986, J. Comput. Phys. 64:490; Numerical
+    Recipes 3rd ed., section 5.2): from the partial numerator ``an``, denominator ``bn`` and
+    the running (c, d), the new (c, d) and the factor c d of the convergent (pivots below
+    1e-300 in absolute value clamped to 1e-300). Serves the incomplete gamma function's
+    fraction (:func:`_log_q`) and the incomplete beta function's (:func:`_log_betainc_cf`)."""
     tiny = 1e-300
+    d = bn + an * d
+    d = 1.0 / (tiny if abs(d) < tiny else d)
+    c = bn + an / c
+    c = tiny if abs(c) < tiny else c
+    return c, d, c * d
+
+
+@njit(cache=True, nogil=True)
+def _log_q(ai, xi):  # pragma: no cover - compiled
+    """log Q(ai, xi), the regularized upper incomplete gamma function, from its continued
+    fraction ``1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...))`` (Numerical Recipes 3rd ed.,
+    eq. 6.2.7) by :func:`_lentz`, in log space: finite where Q underflows (xi > ai + 1)."""
     b = xi + 1.0 - ai
-    c = 1.0 / tiny
+    c = 1.0 / 1e-300
     d = 1.0 / b
     h = d
     for k in range(1, 301):
-        an = -k * (k - ai)
         b += 2.0
-        d = an * d + b
-        if abs(d) < tiny:
-            d = tiny
-        c = b + an / c
-        if abs(c) < tiny:
-            c = tiny
-        d = 1.0 / d
-        delta = d * c
+        c, d, delta = _lentz(-k * (k - ai), b, c, d)
         h *= delta
         if abs(delta - 1.0) < 1e-15:
             break
     return -xi + ai * math.log(xi) - math.lgamma(ai) + math.log(h)
+
+
+@njit(cache=True, nogil=True)
+def _log_betainc_cf(a, b, x):  # pragma: no cover - compiled
+    """log I_x(a, b), the regularized incomplete beta function, from its continued fraction
+    (Numerical Recipes 3rd ed., eq. 6.4.5) by :func:`_lentz`, in log space: finite where
+    I_x underflows. Converges fast for x < (a + 1) / (a + b + 2), where it is used."""
+    c, d, h = _lentz(-(a + b) * x / (a + 1.0), 1.0, 1e300, 1.0)  # c = 1, d = 1 / (1 + aa)
+    for m in range(1, 10001):
+        c, d, f = _lentz(m * (b - m) * x / ((a - 1.0 + 2.0 * m) * (a + 2.0 * m)), 1.0, c, d)
+        h *= f
+        c, d, f = _lentz(-(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 1.0 + 2.0 * m)),
+                         1.0, c, d)
+        h *= f
+        if abs(f - 1.0) < 1e-15:
+            break
+    lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    return a * math.log(x) + b * math.log1p(-x) - lbeta - math.log(a) + math.log(h)
+
+
+@njit(cache=True, nogil=True)
+def _log_betainc_at(a, b, x, out, idx):  # pragma: no cover - compiled
+    """out[i] = log I_x[i](a[i], b[i]) for i in ``idx`` (:func:`_log_betainc_cf`)."""
+    for i in idx:
+        out[i] = _log_betainc_cf(a[i], b[i], x[i])
 
 
 def chi2_logsf(x, df):
@@ -136,3 +175,37 @@ def chi2_sf_logsf(x, df):
     shape = np.broadcast_shapes(x.shape, df.shape)
     x, df = (np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in (x, df))
     return tuple(a.reshape(shape)[()] for a in sf_logsf_many(df, x, CHI2))
+
+
+def f_sf_logsf(left, explained, df1, df2):
+    """The F test's p-value and its accurate natural log from the residual sums of squares.
+
+    Parameters
+    ----------
+    left, explained : ndarray
+        rss1 / rss0 and (rss0 - rss1) / rss0 of the full and the null model, each computed
+        directly (not as 1 minus the other), so both tails keep their digits.
+    df1, df2 : ndarray
+        The columns the full model adds and its residual degrees of freedom (> 0).
+
+    Returns
+    -------
+    (p, log p)
+        p = P(F(df1, df2) >= F) with F = (explained / df1) / (left / df2), i.e. the
+        regularized incomplete beta I_left(df2 / 2, df1 / 2) (scipy's ``fdtrc`` without
+        forming F); log p is log1p(-I_explained(df1 / 2, df2 / 2)) above 0.5, log(p) down to
+        1e-260 and, below, the continued fraction of I in log space (finite where p underflows).
+    """
+    left, explained, df1, df2 = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64)
+                                                     for a in (left, explained, df1, df2)))
+    a, b = 0.5 * df2, 0.5 * df1
+    p = special.betainc(a, b, left)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_p = np.where(p > 0.5, np.log1p(-special.betainc(b, a, explained)), np.log(p))
+    tiny = np.flatnonzero((p < 1e-260) & (left > 0))
+    if len(tiny):
+        out = np.array(log_p, dtype=np.float64).reshape(-1)
+        _log_betainc_at(*(np.ascontiguousarray(c).reshape(-1) for c in (a, b, left)), out,
+                        tiny)
+        log_p = out.reshape(p.shape)
+    return p[()], log_p[()]

@@ -28,14 +28,11 @@ for all candidates of a batch at once (stacked designs, step halving).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from numba import njit
-from scipy import special
 
 from ... import _validation as v
 from ...data.dataset import column_values, is_discrete
+from ..chi2 import f_sf_logsf
 from ..result import ASYMPTOTIC, NOTES, PERMUTATION, SKIPPED, results_table
 from ._design import PERMUTATION_NOTE, PermutableTest, chi2_table, dummies
 from .moments import WELL_POSED, column_moments
@@ -170,75 +167,6 @@ def fit_logit(X, Y, B0=None, maxiter=100, tol=1e-10):
         if not active.any():
             break
     return ll, B, it
-
-
-@njit(cache=True, nogil=True)
-def _lentz(aa, c, d):  # pragma: no cover - compiled
-    """One term ``aa`` of a continued fraction 1 + aa / (1 + ...) by the modified Lentz
-    method: the new (c, d) and the factor c d of the convergent (tiny pivots clamped)."""
-    tiny = 1e-300
-    d = 1.0 + aa * d
-    d = 1.0 / (tiny if abs(d) < tiny else d)
-    c = 1.0 + aa / c
-    c = tiny if abs(c) < tiny else c
-    return c, d, c * d
-
-
-@njit(cache=True, nogil=True)
-def _log_betainc_cf(a, b, x):  # pragma: no cover - compiled
-    """log I_x(a, b), the regularized incomplete beta function, from its continued fraction
-    (Numerical Recipes 3rd ed., eq. 6.4.5, modified Lentz), evaluated in log space: finite
-    where I_x underflows. Converges fast for x < (a + 1) / (a + b + 2), where it is used."""
-    c, d, h = _lentz(-(a + b) * x / (a + 1.0), 1e300, 1.0)  # c = 1, d = 1 / (1 + aa)
-    for m in range(1, 10001):
-        c, d, f = _lentz(m * (b - m) * x / ((a - 1.0 + 2.0 * m) * (a + 2.0 * m)), c, d)
-        h *= f
-        c, d, f = _lentz(-(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 1.0 + 2.0 * m)),
-                         c, d)
-        h *= f
-        if abs(f - 1.0) < 1e-15:
-            break
-    lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-    return a * math.log(x) + b * math.log1p(-x) - lbeta - math.log(a) + math.log(h)
-
-
-@njit(cache=True, nogil=True)
-def _log_tiny(a, b, x, out, idx):  # pragma: no cover - compiled
-    for i in idx:
-        out[i] = _log_betainc_cf(a[i], b[i], x[i])
-
-
-def f_sf_logsf(left, explained, df1, df2):
-    """The F test's p-value and its accurate natural log from the residual sums of squares.
-
-    Parameters
-    ----------
-    left, explained : ndarray
-        rss1 / rss0 and (rss0 - rss1) / rss0 of the full and the null model, each computed
-        directly (not as 1 minus the other), so both tails keep their digits.
-    df1, df2 : ndarray
-        The columns the full model adds and its residual degrees of freedom (> 0).
-
-    Returns
-    -------
-    (p, log p)
-        p = P(F(df1, df2) >= F) with F = (explained / df1) / (left / df2), i.e. the
-        regularized incomplete beta I_left(df2 / 2, df1 / 2) (scipy's ``fdtrc`` without
-        forming F); log p is log1p(-I_explained(df1 / 2, df2 / 2)) above 0.5, log(p) down to
-        1e-260 and, below, the continued fraction of I in log space (finite where p underflows).
-    """
-    left, explained, df1, df2 = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64)
-                                                     for a in (left, explained, df1, df2)))
-    a, b = 0.5 * df2, 0.5 * df1
-    p = special.betainc(a, b, left)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_p = np.where(p > 0.5, np.log1p(-special.betainc(b, a, explained)), np.log(p))
-    tiny = np.flatnonzero((p < 1e-260) & (left > 0))
-    if len(tiny):
-        out = np.array(log_p, dtype=np.float64).reshape(-1)
-        _log_tiny(*(np.ascontiguousarray(c).reshape(-1) for c in (a, b, left)), out, tiny)
-        log_p = out.reshape(p.shape)
-    return p[()], log_p[()]
 
 
 #: The htest note of a skipped least-squares test (no residual degrees of freedom).
