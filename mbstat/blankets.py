@@ -7,6 +7,7 @@ optional extra, not a dependency).
 """
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass, field
 
@@ -15,16 +16,27 @@ import pandas as pd
 from ._frozen import FrozenMapping, fields_equal
 from ._validation import check_choice, check_n_jobs
 from .algorithms import LEARNERS
+from .algorithms.learners import _shown
 from .bn import BayesianNetwork
 from .ci.engine import _names_only
 from .ci.result import plural
 from .data import as_dataset
 from .plotting import GraphEdge, draw_graph, network_layout
-from .results.base import Summary, describe_data
+from .results.base import Summary, _rrepr, format_call
 from .results.stability import ByTarget
 from .stability import arc_strengths
 
 __all__ = ["BlanketCollection", "blankets"]
+
+
+class _EachTarget:
+    """The target of a collection's call line: ``target = <each target>``."""
+
+    def __repr__(self) -> str:
+        return "<each target>"
+
+
+_EACH_TARGET = _EachTarget()
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,7 +50,9 @@ class BlanketCollection(ByTarget):
     elapsed : float
         Wall-clock seconds for the whole collection.
     call : str
-        The learner's call line, ``<each target>`` as its target, the data as passed.
+        The learner's call line as passed to :func:`blankets`: ``<each target>`` as its
+        target, the data and the arguments as given (each result's own call shows the
+        values it resolved: the test chosen, the defaults, a drawn seed).
     """
 
     method: str
@@ -139,12 +153,10 @@ class BlanketCollection(ByTarget):
         asym = self.asymmetric_pairs()
         agree = "every pair agrees" if asym.empty else plural(len(asym), "asymmetric pair")
         footer = [f"Symmetry: {agree} (X in MB(Y) iff Y in MB(X))."]
-        first = next(iter(self.results.values()), None)
         header = [("Method", self.method), ("Targets", str(len(self.results))),
                   ("Tests", f"{self.n_tests}, {self.elapsed:.3g} s wall clock")]
-        if first is not None:
-            header.insert(1, ("Call", self.call or first.call.replace(f'"{first.target}"',
-                                                                      "<each target>")))
+        if self.call:
+            header.insert(1, ("Call", self.call))
         return Summary(f"Markov blankets: {self.method}", header, {"Blankets:": table}, footer)
 
 
@@ -184,6 +196,7 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, R=N
     check_choice("method", method, LEARNERS)
     check_n_jobs(n_jobs)
     func = LEARNERS[method].function
+    passed = dict(params)  # the call line's arguments, as given
 
     if isinstance(data, BayesianNetwork):
         dataset, columns = data, _names_only(data.nodes)
@@ -204,7 +217,20 @@ def blankets(data, targets=None, method="iamb", *, n_jobs=1, progress=False, R=N
 
         results = tqdm(results, total=len(targets), desc=f"{method} blankets", unit="target")
     collected = dict(zip(targets, results))
-    first = collected[targets[0]]  # its call shows the data the learners got: show the caller's
-    call = first.call.replace(f'"{first.target}"', "<each target>").replace(
-        f"data = {describe_data(dataset)}", f"data = {describe_data(data)}", 1)
+    call = _call_line(method, data, passed, [r.params for r in collected.values()],
+                      inspect.signature(func).parameters)
     return BlanketCollection(method, collected, time.perf_counter() - start, call)
+
+
+def _call_line(method: str, data, passed: dict, resolved: list, arguments) -> str:
+    """The learner's call line for every target (:func:`~mbstat.results.base.format_call`):
+    ``target = <each target>``, then the values of its ``arguments`` that every target's
+    learner resolved alike (``resolved``: the results' params; the test chosen, the defaults,
+    in the learner's order), then the other arguments as ``passed``. A value that differs
+    between targets (a seed drawn per target) shows as passed, or not at all when none was."""
+    first, *others = resolved
+    shown = {k: v for k, v in first.items() if k in arguments and k not in ("data", "target")
+             and all(k in o and _rrepr(o[k]) == _rrepr(v) for o in others)}
+    shown.update((k, v) for k, v in passed.items() if k not in shown)
+    return format_call(method, data, target=_EACH_TARGET,
+                       **{k: v for k, v in shown.items() if _shown(v)})

@@ -112,7 +112,8 @@ def test_asymmetric_pairs_numbered_and_call_shows_the_data_as_passed():
     assert set(zip(pairs["in_blanket_of"], pairs["missing_from_blanket_of"])) == {
         (x, t) for t, r in coll.results.items() for x in r.selected
         if t not in coll[x].selected}
-    call = 'iamb(data = <DataFrame 300 x 8>, target = <each target>, selection = "bonferroni"'
+    call = ('iamb(data = <DataFrame 300 x 8>, target = <each target>, test = "g2", alpha = 0.05, '
+            'selection = "bonferroni")')
     assert f"Call:     {call}" in str(coll.summary()) and coll.call.startswith(call)
     assert mbstat.blankets(data, ["lung"], test="oracle", dag=load_network("asia")).call \
         .startswith("iamb(data = <DataFrame 300 x 8>")
