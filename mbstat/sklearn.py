@@ -58,8 +58,11 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         method's runs in turn): scikit-learn's convention, an int is passed as ``seed``
         (same ``random_state``, same selection), a RandomState draws one, a Generator is
         passed as it is (each fit draws from it). None: every fit draws its own seed (the
-        one used is in ``result_``). A ``seed`` in ``params`` or ``stability`` takes
-        precedence.
+        one used is in ``result_``). A ``seed`` in ``params`` (the method's) or in
+        ``stability`` (the resamples') takes precedence, and a RandomState is then not
+        drawn from (nor for a method without a seed): the state's later draws do not depend
+        on the selector. With ``stability``, a ``seed`` in ``params`` seeds the method's
+        run on every resample (``learner_args``), as :func:`mbstat.stability` takes it.
 
     Attributes
     ----------
@@ -114,14 +117,24 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
         if self.backend is not None:
             kwargs["backend"] = self.backend
         if self.stability is None:
-            seed = self._seed()
-            if (seed is not None and "seed" not in kwargs
-                    and "seed" in LEARNERS[self.method].parameters):
-                kwargs["seed"] = seed  # a randomized learner (ppfs, rgs, wfsdms)
+            # a randomized learner (ppfs, rgs, wfsdms) without a seed in params: random_state
+            # seeds it; a RandomState is drawn from only here, where its draw is used
+            if "seed" not in kwargs and "seed" in LEARNERS[self.method].parameters:
+                seed = self._seed()
+                if seed is not None:
+                    kwargs["seed"] = seed
             self.result_ = LEARNERS[self.method].function(frame, target, **kwargs)
         else:
-            self.result_ = stability(frame, target, self.method, **self._stability_args(),
-                                     **kwargs)
+            args = self._stability_args()
+            if "seed" in kwargs:  # params' seed is the method's: every run's, not the resamples'
+                learner = dict(args.get("learner_args") or {})
+                if "seed" in learner:
+                    raise ValueError(f"the method's seed is given twice: params['seed']="
+                                     f"{kwargs['seed']!r} and stability['learner_args']"
+                                     f"['seed']={learner['seed']!r}; give one")
+                learner["seed"] = kwargs.pop("seed")
+                args["learner_args"] = learner
+            self.result_ = stability(frame, target, self.method, **args, **kwargs)
         chosen = set(self.result_.selected)  # names as the data layer reads them: str(label)
         self.support_ = np.array([str(c) in chosen for c in frame.columns[:-1]], dtype=bool)
         return self
@@ -137,9 +150,10 @@ class MarkovBlanketSelector(SelectorMixin, BaseEstimator):
             raise TypeError("stability must be the number of resamples R or a dict of "
                             "mbstat.stability's arguments; got "
                             f"{type(self.stability).__name__} {self.stability!r}")
-        seed = self._seed()
-        if seed is not None and "seed" not in args:
-            args["seed"] = seed
+        if "seed" not in args:  # drawn from a RandomState only where used
+            seed = self._seed()
+            if seed is not None:
+                args["seed"] = seed
         return args
 
     def _seed(self):
