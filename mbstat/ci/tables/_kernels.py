@@ -18,7 +18,7 @@ from numba.extending import intrinsic
 
 from ..._bitmaps import BIT_LEVELS, level_bits  # noqa: F401 (Dataset.level_bits; tests)
 from ..._progress import interruptible
-from ..chi2 import _log_q, _sf_logsf
+from ..chi2 import _lentz, _log_q, _sf_logsf
 from ._linked import Callee, addresses
 from ._table_moments import CACHE_ENTRIES, CACHE_KEYS, G2_MOMENTS, TABLE_MOMENTS, cell_cache
 
@@ -859,24 +859,18 @@ def _cumulants(t, val, prob, first, top, scale, shape):  # pragma: no cover - co
 def _log_upper_normal(w, u):  # pragma: no cover - compiled
     """log(1 - Phi(w) + phi(w) (1/u - 1/w)), the Lugannani-Rice tail, accurate for large w:
     there 1 - Phi(w) = phi(w) R(w), R the Mills ratio, from its continued fraction (Lentz;
-    1 / (w + 1 / (w + 2 / (w + ...))), fast for w >= 5). NaN where the tail is not in (0, 1]."""
+    1 / (w + 1 / (w + 2 / (w + ...))), fast for w >= 5; :func:`~mbstat.ci.chi2._lentz`). NaN where the tail is not in (0, 1]."""
     log_phi = -0.5 * w * w - 0.9189385332046728  # log(1 / sqrt(2 pi))
     if w < 5.0:
         p = 0.5 * math.erfc(w / math.sqrt(2.0)) + math.exp(log_phi) * (1.0 / u - 1.0 / w)
         if p <= 0.0 or p > 1.0:
             return np.nan
         return math.log(p)
-    tiny = 1e-300
     f = w
     c = w
     d = 0.0
-    for k in range(1, 200):  # f = w + 1 / (w + 2 / (w + ...)), modified Lentz
-        d = w + k * d
-        d = tiny if d == 0.0 else d
-        c = w + k / c
-        c = tiny if c == 0.0 else c
-        d = 1.0 / d
-        delta = c * d
+    for k in range(1, 200):  # f = w + 1 / (w + 2 / (w + ...)) (every term positive)
+        c, d, delta = _lentz(float(k), w, c, d)
         f *= delta
         if abs(delta - 1.0) < 1e-16:
             break
