@@ -136,7 +136,9 @@ def check_features(dataset, target: int, features, param: str = "candidates") ->
     target : int
         Position of the target.
     features : str, int, sequence of them, or None
-        Names or positions; None means every column but the target.
+        Names, or integers as :meth:`~mbstat.data.Dataset.index` reads them (labels where
+        some column label is a number, as ``df[k]``, else positions); None means every
+        column but the target.
     param : str
         The argument's name in messages.
 

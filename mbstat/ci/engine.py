@@ -115,6 +115,7 @@ class CITester:
         self._single = (getattr(self.test_obj, "single", None)
                         if not self._check_needed and not self.rows_column else None)
         self._n_cols = self.dataset.n_cols
+        self._n_pos = self.dataset.n_positional  # 0 where an int is a column label
         self._symmetric = self.test_obj.symmetric
 
     # ----------------------------------------------------------- data access
@@ -180,11 +181,11 @@ class CITester:
                 if not z:
                     return z
                 v = z[0]
-                if type(v) is int and 0 <= v < self._n_cols:
+                if type(v) is int and 0 <= v < self._n_pos:
                     return z
                 if type(v) is str and v in self.dataset._index:
                     return (self.dataset._index[v],)
-            index, p = self.dataset._index, self._n_cols
+            index, p = self.dataset._index, self._n_pos
             try:
                 key = sorted([v if type(v) is int and 0 <= v < p else index[v] for v in z])
             except (KeyError, TypeError):
@@ -199,7 +200,7 @@ class CITester:
     def _xkeys(self, xs) -> list:
         """Sorted column-position tuples of the candidates (names looked up in bulk)."""
         index = self.dataset._index
-        p = self.dataset.n_cols
+        p = self._n_pos
         try:
             keys = [(index[x],) if type(x) is str else
                     (x,) if type(x) is int and 0 <= x < p else
@@ -231,7 +232,7 @@ class CITester:
         t0 = perf_counter()
         if type(xs) is list and len(xs) == 1:  # one test of one column, x and y by name or
             x = xs[0]  # plain position (the searches' and users' single tests): no lists
-            names, p = self.dataset._index, self._n_cols
+            names, p = self.dataset._index, self._n_pos
             xi = names.get(x) if type(x) is str else x if type(x) is int and 0 <= x < p else None
             yi = names.get(y) if type(y) is str else y if type(y) is int and 0 <= y < p else None
             if xi is not None and yi is not None and xi != yi:
@@ -492,7 +493,7 @@ def _one_column(xs, dataset):
     x = xs[0]
     if type(x) is str:
         return dataset._index.get(x)
-    if type(x) is int and 0 <= x < dataset.n_cols:
+    if type(x) is int and 0 <= x < dataset.n_positional:
         return x
     return None
 

@@ -11,12 +11,13 @@ the cluster, where the CI tests count them (the ``dask`` extra).
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import pandas as pd
 
 from .._validation import check_choice, check_int
-from .dataset import CONTINUOUS, DISCRETE, Dataset
+from .dataset import CONTINUOUS, DISCRETE, Dataset, _is_number
 from .encoding import NA_CHOICES, encode_frame
 from .partitioned import PartitionedDataset, _is_partitioned_source, as_partitioned
 from .wide import _integer_blocks
@@ -38,7 +39,10 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None,
         encoded as in a typed column (floats, or ints mixed with floats, are
         continuous); other mixes of types are refused, and so are date and time
         columns (datetime64, timedelta64). Column labels become
-        text (``str``) and must stay distinct. A ``dask.dataframe.DataFrame``, or
+        text (``str``) and must stay distinct; where some label is a number, an integer
+        names a column by its label (as ``df[k]``), elsewhere by its position
+        (:meth:`Dataset.index`). Categorical columns stay categories: tests on numbers
+        refuse them (:meth:`Dataset.require_numeric`). A ``dask.dataframe.DataFrame``, or
         the path of a directory of Parquet files, gives a
         :class:`PartitionedDataset`: the rows stay in their partitions on the
         cluster (the ``dask`` extra, see :func:`as_partitioned`).
@@ -76,12 +80,12 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None,
                 "keeps its missing cells; encode the Dask DataFrame with na='drop' "
                 "(as_dataset(frame, na='drop')) to drop the incomplete rows")
         if data.missing is not None and na == "drop":  # (the default "raise" keeps the
-            data = as_dataset(data.to_frame(), na="drop")  # missing cells it was encoded with)
+            data = _reencoded(data, na="drop")  # missing cells it was encoded with)
         if discretize is not None and CONTINUOUS in data.kinds:
             if data.partitioned:
                 raise ValueError("discretize: bin the columns of a partitioned data set before "
                                  "encoding it")
-            data = as_dataset(data.to_frame(), discretize=discretize, na=na)
+            data = _reencoded(data, discretize=discretize, na=na)
         return data
     if _is_partitioned_source(data):
         if names is not None:
@@ -92,6 +96,14 @@ def as_dataset(data, names=None, *, na: str = "raise", discretize=None,
         if wide is not None:
             return wide
     return encode_frame(data, names, na=na, discretize=discretize, columns=columns)
+
+
+def _reencoded(data: Dataset, **how) -> Dataset:
+    """``data`` decoded and encoded again (rows dropped, columns binned), its columns still
+    Categoricals only where they were (:meth:`Dataset.to_frame` decodes every discrete
+    column as one); labels travel with the frame."""
+    out = encode_frame(data.to_frame(), **how)
+    return dataclasses.replace(out, ordered=data.ordered)
 
 
 def used_columns(data, query, na, discretize, batch=False):
@@ -109,11 +121,17 @@ def used_columns(data, query, na, discretize, batch=False):
     index = {name: j for j, name in enumerate(names)}
     if len(index) != len(names):
         return data, query
+    # an integer is a label where some label is a number (as Dataset.index reads it)
+    numeric = {c: j for j, c in enumerate(labels.tolist()) if _is_number(c)}
+    if len(numeric) != sum(map(_is_number, labels.tolist())):  # 1 and 1.0: Dataset.index words it
+        return data, query
     used = {}
 
     def name_of(v):
         if isinstance(v, str):
             j = index[v]
+        elif numeric and _is_number(v):
+            j = numeric[v]
         elif isinstance(v, numbers.Integral) and not isinstance(v, bool) and 0 <= v < len(names):
             j = int(v)
         else:
@@ -122,7 +140,7 @@ def used_columns(data, query, na, discretize, batch=False):
         return names[j]
 
     def many(vs):
-        if vs is None or isinstance(vs, (str, numbers.Integral)):
+        if vs is None or isinstance(vs, (str, numbers.Number)):
             return vs if vs is None else name_of(vs)
         return [name_of(v) for v in vs]
 

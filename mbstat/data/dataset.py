@@ -39,6 +39,19 @@ class Dataset:
         Where cells are missing, kept by ``as_dataset(..., na="pairwise")`` for
         test-wise deletion (their code is 0 and their value NaN: only the tests read
         this mask); None when every cell is observed.
+    labels : tuple or None
+        The column labels of the frame the data came from where some are not text
+        (``pd.DataFrame(array)``'s 0 .. p-1, say); :attr:`names` holds them as text
+        (``str(label)``). None for arrays and frames labelled by text.
+    ordered : tuple or None
+        Per column: None, or for a pandas Categorical column whether its categories are
+        ordered; None when no column is one. Tests on numbers refuse such columns
+        (:meth:`require_numeric`): declared categories have no spacing.
+
+    Variables are named by their :attr:`names`, or by an integer (:meth:`index`): where
+    some column label is a number, an integer is a label, as ``df[k]`` reads it (the
+    label wins over a position it could also mean; an integer that is no label is an
+    error); otherwise (arrays, frames labelled by text) an integer is a position.
     """
 
     codes: np.ndarray = field(repr=False)
@@ -47,6 +60,8 @@ class Dataset:
     kinds: tuple
     values: np.ndarray | None = field(default=None, repr=False)
     missing: np.ndarray | None = field(default=None, repr=False)
+    labels: tuple | None = field(default=None, repr=False)
+    ordered: tuple | None = field(default=None, repr=False)
 
     def __post_init__(self):
         self.codes.flags.writeable = False
@@ -127,9 +142,38 @@ class Dataset:
             col = col[~self.missing[:, j]]
         return bool(len(col) == 0 or np.all(col == col[0]))
 
+    @cached_property
+    def _labelled(self) -> dict | None:
+        """Column position of each column label that is a number (-1 where two labels are
+        equal numbers, 1 and 1.0), or None where no label is one (an int is a position)."""
+        if self.labels is None:
+            return None
+        out = {}
+        for j, label in enumerate(self.labels):
+            if _is_number(label):
+                out[label] = -1 if label in out else j
+        return out or None
+
+    @cached_property
+    def n_positional(self) -> int:
+        """How many columns a plain int names by position: all, or none where some label is
+        a number (an int is then a label) unless the labels are 0 .. p-1 in order."""
+        if self._labelled is None or self.labels == tuple(range(self.n_cols)):
+            return self.n_cols
+        return 0
+
     def index(self, var, param: str = "variable") -> int:
-        """Column position of ``var``, given by name or by position."""
-        if type(var) is int and 0 <= var < self.codes.shape[1]:  # the common case, fast
+        """Column position of ``var``: a name; or an integer, a label where some column
+        label is a number (as ``df[k]``), else a position.
+
+        Raises
+        ------
+        ValueError
+            An unknown name, an integer that is no label (listing the labels) or out of range.
+        TypeError
+            Neither a name nor an integer (nor a number among numeric labels).
+        """
+        if type(var) is int and 0 <= var < self.n_positional:  # the common case, fast
             return var
         if isinstance(var, str):
             try:
@@ -139,6 +183,18 @@ class Dataset:
                     f"{param}: unknown variable {var!r}; the data has columns "
                     f"{_preview(self.names)}"
                 ) from None
+        if self._labelled is not None and _is_number(var):
+            j = self._labelled.get(var, None)
+            if j is None:
+                raise ValueError(
+                    f"{param}: no column is labelled {var!r}; the column labels are "
+                    f"{_listed(self.labels)} (where column labels are numbers, an integer "
+                    "is a label, as data[k] reads it, not a position)")
+            if j < 0:
+                raise ValueError(f"{param}: {var!r} equals the labels of several columns "
+                                 f"{[lb for lb in self.labels if lb == var and _is_number(lb)]};"
+                                 " name the column by its name (str(label))")
+            return j
         if isinstance(var, numbers.Integral) and not isinstance(var, bool):
             if not 0 <= var < self.n_cols:
                 raise ValueError(
@@ -148,10 +204,11 @@ class Dataset:
         raise TypeError(f"{param} must be a column name or position; got {var!r}")
 
     def indices(self, variables, param: str = "variables") -> tuple:
-        """Column positions of a variable or an iterable of variables."""
+        """Column positions of a variable or an iterable of variables (as :meth:`index`)."""
         if variables is None or (type(variables) is tuple and not variables):
             return ()
-        if isinstance(variables, (str, numbers.Integral)):
+        if isinstance(variables, (str, numbers.Integral)) or (
+                self._labelled is not None and _is_number(variables)):
             variables = (variables,)
         elif not isinstance(variables, Iterable):
             raise TypeError(f"{param} must be a column name or position, or a list of them; "
@@ -171,13 +228,51 @@ class Dataset:
                 "or use a continuous test such as test='fisher_z'"
             )
 
-    def require_numeric(self, columns, test: str) -> None:
-        """Raise when a test on numbers meets discrete columns whose levels are not numbers
-        (their codes would stand in for values that have no order or spacing)."""
-        bad = [self.names[j] for j in columns if not self._numeric_levels[j]]
-        if bad:
+    def require_numeric(self, columns, test: str, ordinal: bool = False) -> None:
+        """Raise when a test on numbers meets columns that hold no numbers: discrete columns
+        whose levels are not numbers (their codes would stand in for values that have no
+        order or spacing), and pandas Categorical columns of more than two categories,
+        whatever they are (declared categories are labels: 1, 5, 9 as region codes have no
+        spacing either; two numeric categories are an indicator, as a bool).
+
+        ``ordinal=True`` (rank tests, which read only the order) accepts ordered
+        Categoricals, ranked in their categories' order; refused where that order and the
+        categories' values disagree (numeric categories declared out of order), which
+        :meth:`numeric` would rank by value.
+        """
+        if all(self._numbers[j] for j in columns):  # the common case: one pass, no lists
+            return
+        ordered = self.ordered or (None,) * self.n_cols
+        text, declared, disordered = [], [], []
+        for j in columns:
+            if self._numbers[j]:
+                continue
+            if ordered[j] is None:
+                text.append(self.names[j])
+            elif not (ordinal and ordered[j]):
+                declared.append(self.names[j])
+            elif not self._ranks_in_order(j):
+                disordered.append(self.names[j])
+        if declared:
+            why = ("unordered pandas Categoricals: categories without an order have no ranks"
+                   if ordinal else "pandas Categoricals: categories, ordered or not, have no "
+                   "spacing") + " (their codes are not values)"
             raise ValueError(
-                f"test {test!r} needs numeric columns but columns {_listed(bad)} have "
+                f"test {test!r} needs numbers but columns {_listed(declared)} are {why}. Use "
+                "a test for discrete or mixed data (test='g2' on discrete data, 'mi-cg' with "
+                "continuous columns)"
+                + ("" if ordinal else ", a rank test (test='spearman') for ordered categories")
+                + ", or pass the column as numbers where its categories are numbers "
+                "(df[col].astype(float))")
+        if disordered:
+            raise ValueError(
+                f"test {test!r} ranks ordered Categoricals in their categories' order, but "
+                f"columns {_listed(disordered)} declare numeric categories out of ascending "
+                "order, and their values would be ranked instead; reorder the categories or "
+                "pass the column as numbers")
+        if text:
+            raise ValueError(
+                f"test {test!r} needs numeric columns but columns {_listed(text)} have "
                 "non-numeric levels; use a discrete test such as test='g2'"
             )
 
@@ -186,6 +281,23 @@ class Dataset:
         """Whether each column's values are numbers (continuous, or all levels numbers)."""
         return tuple(kind == CONTINUOUS or all(isinstance(v, numbers.Real) for v in lv)
                      for kind, lv in zip(self.kinds, self.levels))
+
+    @cached_property
+    def _numbers(self) -> tuple:
+        """Whether each column holds numbers with a spacing, as tests on numbers need them:
+        continuous, or discrete with numeric levels (integers, bools as 0/1) and not a
+        pandas Categorical unless of two numeric categories at most (any two-point coding
+        is an affine function of any other: correlations change sign at most, and a
+        two-sided test not at all, as for a bool column)."""
+        ordered = self.ordered or (None,) * self.n_cols
+        return tuple(num and (declared is None or len(lv) <= 2)
+                     for num, declared, lv in zip(self._numeric_levels, ordered, self.levels))
+
+    def _ranks_in_order(self, j: int) -> bool:
+        """Whether :meth:`numeric` of Categorical column j increases with its categories'
+        order (codes for text categories; numeric categories only where ascending)."""
+        lv = self.levels[j]
+        return not self._numeric_levels[j] or all(a < b for a, b in zip(lv, lv[1:]))
 
     def numeric(self) -> np.ndarray:
         """Float matrix (n, p) of all columns, read-only: continuous values, the level
@@ -208,17 +320,23 @@ class Dataset:
         return out
 
     def to_frame(self) -> pd.DataFrame:
-        """Decode back to a DataFrame (categorical columns for discrete data)."""
-        cols = {}
-        for j, name in enumerate(self.names):
+        """Decode back to a DataFrame: categorical columns for discrete data (ordered where
+        the data's were), labelled as the data's frame was (:attr:`labels`, else
+        :attr:`names`)."""
+        ordered = self.ordered or (None,) * self.n_cols
+        cols = []
+        for j in range(self.n_cols):
             if self.kinds[j] == CONTINUOUS:
-                cols[name] = np.array(self.values[:, j])
+                cols.append(np.array(self.values[:, j]))
             else:
                 codes = self.codes[:, j].astype(np.int64)
                 if self.missing is not None:
                     codes[self.missing[:, j]] = -1
-                cols[name] = pd.Categorical.from_codes(codes, categories=list(self.levels[j]))
-        return pd.DataFrame(cols)
+                cols.append(pd.Categorical.from_codes(codes, categories=list(self.levels[j]),
+                                                      ordered=bool(ordered[j])))
+        labels = pd.Index(list(self.names)) if self.labels is None else \
+            pd.Index(list(self.labels), dtype=object)  # as they were: 1 stays 1 beside 2.5
+        return pd.DataFrame(dict(enumerate(cols))).set_axis(labels, axis=1)
 
     def subset(self, columns) -> "Dataset":
         """The data restricted to some columns (by name or position)."""
@@ -230,7 +348,19 @@ class Dataset:
             kinds=tuple(self.kinds[j] for j in idx),
             values=None if self.values is None else np.asfortranarray(self.values[:, idx]),
             missing=_kept_missing(self.missing, idx),
+            labels=_taken(self.labels, idx),
+            ordered=_taken(self.ordered, idx),
         )
+
+
+def _taken(per_column, idx):
+    """A per-column tuple (or None) restricted to columns ``idx``."""
+    return None if per_column is None else tuple(per_column[j] for j in idx)
+
+
+def _is_number(value) -> bool:
+    """Whether a column label (or a variable given for one) is a number (bools are not)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def _kept_missing(missing, idx):

@@ -34,6 +34,21 @@ def _column_names(labels, param=None) -> tuple:
     return names
 
 
+def _kept_labels(labels) -> tuple | None:
+    """The column labels as :attr:`Dataset.labels` keeps them: where some is not text (an
+    integer then names a column by its label), else None (the names are the labels)."""
+    labels = labels.tolist() if hasattr(labels, "tolist") else list(labels)
+    return None if all(isinstance(c, str) for c in labels) else tuple(labels)
+
+
+def _declared_order(series) -> tuple | None:
+    """:attr:`Dataset.ordered` of these columns: None, or for a pandas Categorical column
+    whether its categories are ordered; None when no column is one."""
+    out = tuple(bool(col.dtype.ordered) if isinstance(col.dtype, pd.CategoricalDtype)
+                else None for col in series)
+    return None if all(o is None for o in out) else out
+
+
 def _positions(columns, p: int) -> list:
     """``columns`` of :func:`as_dataset` checked: distinct column positions in 0..p-1."""
     if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
@@ -68,7 +83,7 @@ def _frame_columns(frame: pd.DataFrame):
     return [frame.iloc[:, j] for j in range(frame.shape[1])]
 
 
-def _assemble(columns, col_names) -> Dataset:
+def _assemble(columns, col_names, labels=None, ordered=None) -> Dataset:
     """The Dataset of encoded columns: (codes or floats, levels, kind, missing mask)."""
     n = len(columns[0][0])
     n_levels = max((len(lv) for _, lv, _, _ in columns), default=0)
@@ -98,6 +113,8 @@ def _assemble(columns, col_names) -> Dataset:
         kinds=tuple(kind for _, _, kind, _ in columns),
         values=values,
         missing=missing,
+        labels=labels,
+        ordered=ordered,
     )
 
 
@@ -282,6 +299,7 @@ def encode_frame(data, names=None, *, na: str = "raise", discretize=None,
     if frame.shape[1] == 0:
         raise ValueError("data has no columns")
     col_names = _column_names(frame.columns, "names" if names is not None else None)
+    labels = _kept_labels(frame.columns)
     if columns is not None:  # only these columns, by position
         columns = _positions(columns, frame.shape[1])
         if na == "drop":  # the rows incomplete in any column go, as without columns=
@@ -289,6 +307,7 @@ def encode_frame(data, names=None, *, na: str = "raise", discretize=None,
             if incomplete.any():
                 frame = frame.iloc[~incomplete]
         col_names = [col_names[j] for j in columns]
+        labels = None if labels is None else _kept_labels([labels[j] for j in columns])
         series = [frame.iloc[:, j] for j in columns]
     else:
         series = _frame_columns(frame)
@@ -311,4 +330,4 @@ def encode_frame(data, names=None, *, na: str = "raise", discretize=None,
                        for name, col in zip(col_names, _frame_columns(kept))]
     if len(frame) < 2:
         raise ValueError(f"data must have at least 2 rows; got {len(frame)}")
-    return _assemble(columns, col_names)
+    return _assemble(columns, col_names, labels, _declared_order(series))

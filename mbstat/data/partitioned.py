@@ -12,8 +12,8 @@ from .. import _dask
 from .._dask import fold_partitions, map_partitions
 from .._validation import check_choice
 from .dataset import CONTINUOUS, DISCRETE, Dataset
-from .encoding import (NA_CHOICES, _column_names, _encode_observed, _frame_columns, _raise_missing,
-                       _type_kind)
+from .encoding import (NA_CHOICES, _column_names, _encode_observed, _frame_columns, _kept_labels,
+                       _raise_missing, _type_kind)
 
 
 def _is_partitioned_source(data) -> bool:
@@ -130,7 +130,7 @@ def _part_dataset(part, ds) -> Dataset:
     """One partition as an in-memory Dataset (for :meth:`PartitionedDataset.to_frame`)."""
     miss = part["missing"]
     return Dataset(codes=np.asfortranarray(part["codes"].T), levels=ds.levels, names=ds.names,
-                   kinds=ds.kinds,
+                   kinds=ds.kinds, labels=ds.labels, ordered=ds.ordered,
                    values=None if part["values"] is None else np.asfortranarray(part["values"].T),
                    missing=None if miss is None or not miss.any() else np.asfortranarray(miss.T))
 
@@ -200,9 +200,14 @@ def as_partitioned(data, *, na="raise", discretize=None) -> PartitionedDataset:
     dtype = np.min_scalar_type(max(n_levels - 1, 0))
     spec = (tuple(levels), tuple(kinds), na, dtype)
     encoded = _dask.persist_partitions(parts, _encode_partition, spec)
+    ordered = tuple(bool(meta.iloc[:, j].dtype.ordered)
+                    if isinstance(meta.iloc[:, j].dtype, pd.CategoricalDtype) else None
+                    for j in range(len(col_names)))
     return PartitionedDataset(
         codes=np.zeros((0, len(col_names)), dtype=dtype, order="F"), levels=tuple(levels),
-        names=col_names, kinds=tuple(kinds), parts=tuple(encoded), part_rows=tuple(rows),
+        names=col_names, kinds=tuple(kinds), labels=_kept_labels(frame.columns),
+        ordered=None if all(o is None for o in ordered) else ordered, parts=tuple(encoded),
+        part_rows=tuple(rows),
         missing_by_column=tuple(bool(m) and na == "pairwise" for m in missing))
 
 

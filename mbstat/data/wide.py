@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from .dataset import DISCRETE, Dataset
-from .encoding import _column_names
+from .encoding import _column_names, _kept_labels
 
 #: Columns densified (and encoded) at a time from a sparse matrix or a wide frame.
 _BLOCK = 4096
@@ -28,6 +28,7 @@ def _integer_blocks(data, names):
         col_names = _column_names(names if names is not None else
                                   [f"V{j + 1}" for j in range(matrix.shape[1])],
                                   "names" if names is not None else None)
+        labels = None if names is None else _kept_labels(names)
         if len(col_names) != matrix.shape[1]:
             raise ValueError(f"names has {len(col_names)} entries but data has "
                              f"{matrix.shape[1]} columns")
@@ -41,6 +42,7 @@ def _integer_blocks(data, names):
         if len(dtypes) != 1 or not isinstance(base, np.dtype) or base.kind not in "iub":
             return None
         col_names = _column_names(data.columns)
+        labels = _kept_labels(data.columns)
         if isinstance(dtype, pd.SparseDtype):
             take = lambda lo, hi: data.iloc[:, lo:hi].sparse.to_coo().toarray()  # noqa: E731
         else:
@@ -78,4 +80,4 @@ def _integer_blocks(data, names):
         codes[:, lo:lo + k] = rank[np.arange(k)[None, :], block]
         levels += [tuple(np.flatnonzero(row).tolist()) for row in present]
     return Dataset(codes=codes, levels=tuple(levels), names=tuple(col_names),
-                   kinds=(DISCRETE,) * p)
+                   kinds=(DISCRETE,) * p, labels=labels)

@@ -43,10 +43,14 @@ class FisherZ(CITest):
     joint_x = False
 
     def check(self, tester, columns) -> None:
+        """Refuse columns that hold no numbers (:meth:`~mbstat.data.Dataset.require_numeric`):
+        text levels, and pandas Categoricals, ordered or not: a Pearson correlation reads
+        the spacing of values, which declared categories do not have (R's ``cor`` refuses
+        factors alike). Integer and bool columns enter with their values (0/1), as in R."""
         ds = tester.dataset
         if self.__dict__.get("_numeric") is ds:  # every column of ds is numeric: seen once
             return
-        if not ds.partitioned and all(ds._numeric_levels):
+        if not ds.partitioned and all(ds._numbers):
             self._numeric = ds
             return
         ds.require_numeric(columns, self.name)

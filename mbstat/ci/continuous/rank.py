@@ -102,8 +102,8 @@ class Spearman(PermutableTest):
     kind = "continuous"
     joint_x = False
 
-    def check(self, tester, columns) -> None:
-        tester.dataset.require_numeric(columns, self.name)
+    def check(self, tester, columns) -> None:  # ranks need an order only: ordered categories pass
+        tester.dataset.require_numeric(columns, self.name, ordinal=True)
 
     #: Whether columns become normal scores (else ranks), and the variance factor of
     #: atanh of their correlation.

@@ -103,8 +103,8 @@ def labels_as_classes(dataset, t: int):
 
     if dataset.kinds[t] != CONTINUOUS or infer_task(dataset.values[:, t]) != "classification":
         return dataset
-    frame = dataset.to_frame()
-    frame[dataset.names[t]] = pd.Categorical(frame[dataset.names[t]])
+    frame = dataset.to_frame()  # labelled as the data (Dataset.labels), unique
+    frame[frame.columns[t]] = pd.Categorical(frame.iloc[:, t])
     return as_dataset(frame)
 
 
