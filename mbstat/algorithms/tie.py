@@ -129,8 +129,12 @@ class _Enumeration:
     Independence against ``first``."""
 
     def __init__(self, run: Run, row, own, candidates, first, max_boundaries, max_removed,
-                 max_runs, label=""):
+                 max_runs, label="", removed_is_cap=True):
         self.run, self.row, self.own = run, row, own
+        # whether max_removed is the caller's cap (its removal sets not tried make the
+        # enumeration incomplete) or the reading chosen for the reduced pass (single swaps)
+        self.removed_is_cap = removed_is_cap
+        self.dropped: set = set()  # removal sets left out as larger than max_removed
         self.candidates = list(candidates)
         self.first = tuple(first)
         self.max_boundaries, self.max_removed, self.max_runs = (max_boundaries, max_removed,
@@ -150,7 +154,10 @@ class _Enumeration:
         self.fixed = set(run.whitelist)
 
     def push(self, g) -> None:
-        if (self.max_removed is not None and len(g) > self.max_removed) or g in self.queued:
+        if self.max_removed is not None and len(g) > self.max_removed:
+            self.dropped.add(g)
+            return
+        if g in self.queued:
             return
         self.queued.add(g)
         heapq.heappush(self.heap, (len(g), tuple(sorted(self.order[v] for v in g)), g))
@@ -164,20 +171,33 @@ class _Enumeration:
             for g in self.good:
                 self.push(g | {v})
 
+    def pruned(self, g) -> bool:
+        """IGS (ii): g holds a removal set already rejected (no boundary comes back)."""
+        return any(b <= g for b in self.bad)
+
     def run_all(self) -> None:
         """Lines 3-7 until IGS has no more removal sets (or a cap); a KeyboardInterrupt
-        propagates with what was found kept in the object."""
+        propagates with what was found kept in the object. A cap that leaves a removal
+        set IGS would still try sets ``stopped`` (the enumeration is then incomplete):
+        max_boundaries or max_runs reached with such a set queued, or a set larger than
+        max_removed (the caller's) not ruled out by IGS (ii) at the end."""
         self.grow_union(self.first)
         run = self.run
         while self.heap:
+            cap = ""
             if len(self.boundaries) >= self.max_boundaries:
-                self.stopped = f"max_boundaries = {self.max_boundaries} boundaries found"
-                return
-            if self.n_runs >= self.max_runs:
-                self.stopped = f"max_runs = {self.max_runs} embedded runs made"
-                return
+                cap = (f"max_boundaries = {self.max_boundaries} boundaries found; raise "
+                       "max_boundaries to search for more")
+            elif self.n_runs >= self.max_runs:
+                cap = (f"max_runs = {self.max_runs} embedded runs made; raise max_runs to "
+                       "search for more")
+            if cap:
+                if any(not self.pruned(h[2]) for h in self.heap):
+                    self.stopped = cap
+                    return
+                break  # every set left holds a rejected one: nothing more to find
             _, _, g = heapq.heappop(self.heap)
-            if any(b <= g for b in self.bad):  # IGS (ii)
+            if self.pruned(g):  # IGS (ii)
                 continue
             self.n_runs += 1
             sub = Run(run.tester, run.target, [c for c in self.candidates if c not in g],
@@ -207,6 +227,10 @@ class _Enumeration:
             for v in self.order:  # the extensions of an accepted removal (IGS by size)
                 if v not in g:
                     self.push(g | {v})
+        if self.removed_is_cap and any(not self.pruned(g) for g in self.dropped):
+            self.stopped = (f"max_removed = {self.max_removed}: removal sets of more "
+                            "variables were not tried; raise max_removed (or None: no "
+                            "limit) to search for more")
 
 
 def _search(run: Run, base="iamb_fdr", base_args=None, max_boundaries=100, max_removed=None,
@@ -240,7 +264,8 @@ def _search(run: Run, base="iamb_fdr", base_args=None, max_boundaries=100, max_r
                 # tells about the target", at a bounded cost
                 reduced = _Enumeration(run, row, own, pool, m2,
                                        **{**caps, "max_removed": 1},
-                                       label="(without " + ", ".join(determining) + ") ")
+                                       label="(without " + ", ".join(determining) + ") ",
+                                       removed_is_cap=False)
                 reduced.run_all()
                 more = [v for v in _determining(ds, target, reduced.boundaries,
                                                 DETERMINISM_TOL) if v not in determining]
@@ -252,10 +277,12 @@ def _search(run: Run, base="iamb_fdr", base_args=None, max_boundaries=100, max_r
         n_runs = main.n_runs + (reduced.n_runs if reduced is not None else 0)
         notes.append(f"Note: interrupted (KeyboardInterrupt) after {n_runs} embedded runs: "
                      f"the {len(main.boundaries)} boundaries found so far are listed.")
-    for e in (main, reduced):
-        if e is not None and e.stopped:
-            notes.append(f"Note: the search for more boundaries stopped ({e.stopped}); there "
-                         "may be more.")
+    for e, which in ((main, ""), (reduced, " without the determining variables")):
+        if e is not None and e.stopped:  # a cap left removal sets untried: incomplete
+            complete = False
+            notes.append(f"Note: the search for more boundaries{which} stopped early "
+                         f"({e.stopped}); there may be more (the result is marked "
+                         "incomplete).")
     boundaries = main.boundaries
     classes, rows = _classes(first, boundaries, main.evidence)
     pairs = [(a, (b,)) for c in classes for a in c for b in c if a != b]
@@ -332,11 +359,17 @@ def tie(data, target, test="auto", alpha=0.05, *, base="iamb_fdr", base_args=Non
     base_args : mapping, optional
         The base learner's own arguments (e.g. ``{"fdr": "bh"}``, ``{"max_k": 2}``).
     max_boundaries : int
-        Stop once this many boundaries are found (a note says so).
+        Stop once this many boundaries are found.
     max_removed : int, optional
         The largest removal set G tried (default: no limit, as the paper).
     max_runs : int
-        Stop after this many embedded runs (a note says so).
+        Stop after this many embedded runs.
+
+        A cap that stops the enumeration while IGS still has removal sets to try
+        (queued, or larger than ``max_removed`` and not ruled out by a rejected
+        subset) marks the result incomplete (``complete=False``) with a note naming
+        the cap; the boundaries found are then a subset of TIE*'s. A KeyboardInterrupt
+        returns the boundaries found so far, also marked incomplete.
     without_determining : bool
         When a boundary is one variable that alone determines the target (its
         conditional entropy given it is at most 1% of its own: a relabeling of the
