@@ -77,8 +77,9 @@ def finish_tests(stats, rx, ry, rz_declared, rows, column, adjusted, min_per_cel
     tests coded SEMIPARAMETRIC. ``rows`` holds each test's rows (k,), or one count for
     all (1,) (test-wise deletion gives each test its own).
 
-    df is bnlearn's (|X| - 1)(|Y| - 1) prod |Z|, or the adjusted df floored at 1; a
-    one-level X has nothing to test (df 0, p 1). With ``min_per_cell`` >= 0, tests with
+    df is bnlearn's (|X| - 1)(|Y| - 1) prod |Z|, or the adjusted df; a df of 0 (a
+    one-level X, or every stratum with one non-empty row or column: G2 = X2 = 0) has
+    nothing to test (statistic 0, df 0, p 1, as bnlearn 4.9's ``mi-adf``/``x2-adf``). With ``min_per_cell`` >= 0, tests with
     fewer rows than that many per cell are skipped (statistic 0, p 1, mi 0; code
     SKIPPED). With ``trust_min`` >= 0, the other tests whose chi-square approximation
     cannot be trusted get the code SEMIPARAMETRIC (their p-value is the asymptotic one,
@@ -94,7 +95,7 @@ def finish_tests(stats, rx, ry, rz_declared, rows, column, adjusted, min_per_cel
         n = rows[i] if rows.shape[0] == k else rows[0]
         declared = (rx[i] - 1.0) * ((ry - 1.0) * rz_declared)
         if adjusted:
-            df = max(stats[i, 2], 1.0)
+            df = stats[i, 2]
         else:
             df = declared
         statistic = stats[i, column]

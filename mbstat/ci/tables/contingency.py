@@ -3,7 +3,8 @@
 Degrees of freedom follow bnlearn: ``(|X|-1)(|Y|-1) prod |Z|`` over the
 declared levels (empty strata counted) by default, or bnlearn's adjusted
 variant (``-adf``): per non-empty stratum (non-empty rows - 1)(non-empty
-columns - 1), summed and floored at 1.
+columns - 1), summed; an adjusted df of 0 (nothing to test: G2 = X2 = 0) is reported as
+bnlearn 4.9 does, statistic 0, df 0, p 1, whether or not the power rule skipped the test.
 
 The p-value of a test comes from one of three calibrations, recorded in its result:
 
