@@ -194,7 +194,9 @@ class EquivalentResult(MBResult):
                 index=pd.Index(eq["member"].to_numpy(), name="member"))
             tables["Equivalences (the test that shows each; independent at alpha):"] = shown
         title = base.title.replace("Markov blanket:", "Equivalent Markov boundaries:", 1)
-        return Summary(title, base.header, tables, base.footer)
+        header = [(k, "incomplete: stopped early (a cap or an interrupt; see the notes)")
+                  if k == "Status" else (k, v) for k, v in base.header]
+        return Summary(title, header, tables, base.footer)
 
     def plot(self, kind: str = "boundaries", ax=None, max_boundaries: int = 40):
         """``kind="boundaries"``: a matrix of the boundaries (rows, the first
