@@ -39,15 +39,45 @@ def test_the_bitmap_tree_counts_the_numpy_table(n):
     levels (the specialized passes of 2 and 3 levels and the general one), up to four z."""
     levels = (2, 3, 4, 1, 3, 2, 4, 5)
     ds = mbstat.as_dataset(frame(n, levels, seed=n))
-    codes, cards, bits = ds.codes.T, ds.cardinalities, ds.level_bits
     rng = np.random.default_rng(n)
     for size in range(5):
         for _ in range(12):
-            x, y, *z = rng.choice(len(levels), 2 + size, replace=False).tolist()
-            want = reference_table(codes, cards, x, y, z)
-            tree = np.zeros(len(want), np.int64)
-            _query._tree_table(bits, n, x, y, np.array(z, dtype=np.int64), cards, tree)
-            np.testing.assert_array_equal(tree, want)
+            assert_tree_counts(ds, *rng.choice(len(levels), 2 + size, replace=False).tolist())
+
+
+def assert_tree_counts(ds, x, y, *z):
+    """The tree's table of (x, y | z) on ``ds`` equals numpy's count."""
+    codes, cards = ds.codes.T, ds.cardinalities
+    want = reference_table(codes, cards, x, y, list(z))
+    tree = np.zeros(len(want), np.int64)
+    _query._tree_table(ds.level_bits, ds.n_rows, x, y, np.array(z, dtype=np.int64), cards,
+                       tree)
+    np.testing.assert_array_equal(tree, want)
+
+
+@pytest.mark.parametrize("n", [700, 3000])
+def test_tree_counts_skewed_levels_exactly(n):
+    """Skewed levels (rare ones of a few rows: nodes of a few rows or none at every
+    depth, the first included, next to dense ones): the tree's table equals a direct
+    count at |Z| = 0..4, and the tester's rows and log equal the batch path's."""
+    rng = np.random.default_rng(n)
+    cols = {}
+    for j, card in enumerate((2, 3, 4, 5, 3, 6, 2, 4)):
+        p = np.geomspace(1.0, 1e-3 * (j + 1), card)
+        cols[f"v{j}"] = rng.choice(card, n, p=p / p.sum()).astype(str)
+    df = pd.DataFrame(cols)
+    ds = mbstat.as_dataset(df)
+    fast, batch = CITester(df, "g2"), CITester(df, "g2")
+    batch._single = None
+    names = list(df.columns)
+    for size in range(5):
+        for _ in range(10):
+            x, y, *z = rng.choice(len(names), 2 + size, replace=False).tolist()
+            assert_tree_counts(ds, x, y, *z)
+            got = fast.test(names[x], names[y], [names[k] for k in z])
+            ref = batch.test(names[x], names[y], [names[k] for k in z])
+            assert got.batch.table.tolist() == ref.batch.table.tolist()
+    pd.testing.assert_frame_equal(fast.log, batch.log)  # every field bit for bit
 
 
 def test_tables_past_the_tree_go_to_the_batch_path():

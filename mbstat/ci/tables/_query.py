@@ -15,7 +15,11 @@ Its cost is the tree's non-empty nodes times n / 64 words; where its bound excee
 :data:`TREE_WORDS_PER_ROW` words per row, or a column has more levels than the bitmaps
 hold, the caller's batch path (one scatter of the rows) counts instead. ALARM, 20,000
 rows (313 words), |Z| = 0..3: 0.3-0.4 times the batch kernels' time for one candidate
-(``benchmarks/ci_throughput.py``).
+(``benchmarks/ci_throughput.py``). Counting a node of few rows from its listed rows
+and the codes instead of its subtree was tried (#25: taken where c rows times its
+variables left plus 2 times K words is below the subtree's passes): K = 4, 16 and 64
+measured |Z| = 3 at 0.81x, 0.92x and 0.99x the tree's speed (``--against``, load 0.9-1.9);
+a popcount pass over a word costs less than a row's scattered code reads.
 
 Compiled once, alone: the tree is inlined, ``finish_tests`` called by address in the
 version the batch path compiles (:mod:`~mbstat.ci.tables._linked`). The call's own cost
