@@ -234,7 +234,8 @@ def iamb(data, target, test="auto", alpha=0.05, *, selection="bonferroni", start
     ----------
     data : DataFrame, ndarray, Dataset or BayesianNetwork (with test="oracle")
     target : str, int, Series or 1-D array
-        A column (name or position), or the target's values, one per row of
+        A column (its name; an int is its label where column labels are numbers, else its
+        position), or the target's values, one per row of
         ``data`` (which then holds the features only), as scikit-learn's ``y``.
     test : str
         A CI test from :data:`mbstat.TESTS`; "auto" (default) chooses from the data's
