@@ -209,7 +209,7 @@ def _check_not_mixed(name, col) -> None:
             f"--na-values {found[0]!r}, if the column holds levels, give --text {name!r}")
 
 
-_CLI_NAMES = {"na='drop'": "--na drop", "R must": "--stability must", "pfer must": "--pfer must",
+_CLI_NAMES = {"na='drop'": "--na drop", "na='pairwise'": "--na pairwise", "R must": "--stability must", "pfer must": "--pfer must",
               "threshold must": "--threshold must", "seed must": "--seed must",
               "n_jobs must": "--jobs must",
               "give threshold (a frequency cut) or pfer": "give --threshold or --pfer"}

@@ -48,7 +48,7 @@ def test_summary_reads_like_r(result):
     assert "Tests:" in text and f"backend: {result.backend} ({result.device})" in text
     assert "Blanket of either (each member's weakest test that kept it, given z):" in text
     assert "p.adj (BH)" in text and "given" in text
-    assert "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1" in text
+    assert "Signif. codes (of p-value):  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1" in text
     for feature in result.blanket:
         assert feature in text
     assert "<table" in summary._repr_html_()  # the header and the blanket as tables
@@ -109,7 +109,7 @@ def test_stars_follow_the_adjusted_pvalue_when_adjust_is_given():
     assert "Signif. codes (of p.adj (bonferroni)):  0 '***' 0.001" in str(adjusted)
     default = res.summary()  # the default: R's stars of the raw p-value, BH column
     assert next(iter(default.tables.values())).loc["v1", ""] == "**"
-    assert "p.adj (BH)" in str(default) and "Signif. codes:  0 '***'" in str(default)
+    assert "p.adj (BH)" in str(default) and "Signif. codes (of p-value):  0 '***'" in str(default)
     assert next(iter(res.summary(adjust="none").tables.values())).loc["v1", ""] == "**"
 
 
@@ -427,3 +427,12 @@ def test_tests_log_is_built_when_first_read(asia):
         assert (direct.statistic, direct.pvalue) == pytest.approx((row.statistic, row.pvalue))
     with pytest.raises(dataclasses.FrozenInstanceError):
         lazy.tests = log
+
+
+def test_p_values_below_epsilon_share_one_format():
+    """Members' p-values below R's 2.2e-16 all show their magnitude (from log p), whether or
+    not the double underflowed (audit: 1e-549 beside '< 2.2e-16' in one column)."""
+    text = str(mbstat.iamb(sample_network("alarm", 5000, seed=1), "CO",
+                           progress=False).summary())
+    rows = [line for line in text.splitlines() if line.endswith("***")]
+    assert rows and all(line.count("<") <= 1 for line in rows)  # only p.adj's "< 2.2e-16"

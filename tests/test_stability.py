@@ -339,3 +339,9 @@ def test_ctrl_c_stops_every_resample_and_keeps_those_done(monkeypatch):
     stop_in.append(1)
     with pytest.raises(KeyboardInterrupt):  # before any resample finished: nothing to keep
         mbstat.stability(data, "lung", R=20, seed=1, threshold=0.5, **FAST)
+
+
+def test_wilson_interval_is_exact_at_the_ends():
+    from mbstat.results.stability import wilson_interval
+    lower, upper = wilson_interval([0, 15, 30], 30)
+    assert lower[0] == 0.0 and upper[2] == 1.0 and 0 < lower[1] < 0.5 < upper[1] < 1

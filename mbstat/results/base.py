@@ -35,7 +35,8 @@ SIGNIF_LEGEND = "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1"
 
 
 def signif_legend(of: str | None = None) -> str:
-    """The legend of the stars; ``of``: the column they follow when not the raw p-value."""
+    """The legend of the stars; ``of``: the column they follow, where a table shows more
+    than one p-value."""
     return SIGNIF_LEGEND if of is None else SIGNIF_LEGEND.replace(
         "Signif. codes:", f"Signif. codes (of {of}):", 1)
 
@@ -256,9 +257,10 @@ def _fmt_p(row) -> str:
         return "skipped"
     if not row["pvalue"] <= 1:  # NaN: not tested
         return "NA"
-    if row["pvalue"] > 0 or not np.isfinite(row["log_pvalue"]):
+    if row["pvalue"] >= np.finfo(float).eps or not np.isfinite(row["log_pvalue"]):
         return format_pvalue(row["pvalue"])
-    # underflowed: show the magnitude from the log p-value
+    # below R's "< 2.2e-16" (or underflowed): the magnitude from the log p-value, one rule
+    # for the whole column, so that the members' evidence can be compared
     return f"1e{row['log_pvalue'] / math.log(10):.0f}"
 
 
@@ -523,7 +525,7 @@ class MBResult(SelectionResult):
             tables["Parents and children:"] = "  " + (", ".join(self.parents_children) or "(none)")
         if self.spouses is not None:
             tables["Spouses:"] = "  " + (", ".join(self.spouses) or "(none)")
-        footer = [signif_legend(_adj_label(adjust) if given else None)]
+        footer = [signif_legend(_adj_label(adjust) if given else "p-value")]
         footer += _calibration_notes(sel, self.n_rows)
         footer += _exclusion_lines(table[~table["selected"]], level, level == self.alpha)
         footer += list(self.notes)

@@ -34,7 +34,9 @@ def wilson_interval(k, n: int, z: float = Z95):
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z / denom * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    lower = np.where(k <= 0, 0.0, np.clip(centre - half, 0.0, 1.0))  # exact at the ends,
+    upper = np.where(k >= n, 1.0, np.clip(centre + half, 0.0, 1.0))  # not 1 - 1e-16
+    return lower, upper
 
 
 def mb_threshold(q: float, p: int, pfer: float) -> float:
@@ -239,8 +241,11 @@ class StabilityResult(SelectionResult):
         full, stable = set(self.full.selected), set(self.selected)
         footer.append(f"Full-data blanket: {{{', '.join(self.full.selected)}}}"
                       + ("; the same as the stable blanket." if full == stable else
-                         f"; not stable: {{{', '.join(sorted(full - stable))}}}, stable but "
-                         f"not in it: {{{', '.join(sorted(stable - full))}}}."))
+                         "; " + "; ".join(f"{what}: {{{', '.join(sorted(names))}}}"
+                                          for what, names in (("not stable", full - stable),
+                                                              ("stable but not in it",
+                                                               stable - full)) if names)
+                         + "."))
         footer += list(self.notes)
         return Summary(f"Stability of the Markov blanket: {self.method}, {self.R} resamples",
                        header, tables, footer)
