@@ -56,3 +56,19 @@ def test_statistic_at_strong_dependence():
     d = pd.DataFrame(_copula(200, 0.9, seed=5), columns=["x", "y", "z"])
     r = mbstat.ci_test(d, "x", "y", ("z",), test="spearman")
     assert 12.0 < r.statistic < 22.0
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_statistic_is_odd_in_a_sign_flip(seed):
+    """Reversing x's order (x -> -x) flips the statistic's sign and keeps its size exactly:
+    the influence functions' tails weight tied rows (row i among them) by one half."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    z = rng.normal(size=n)
+    x = z + rng.normal(size=n)
+    y = 0.1 * x + z + rng.normal(size=n)
+    frame = pd.DataFrame({"x": x, "y": y, "z": z})
+    a = mbstat.ci_test(frame, "x", "y", ["z"], test="spearman")
+    b = mbstat.ci_test(frame.assign(x=-x), "x", "y", ["z"], test="spearman")
+    assert b.statistic == pytest.approx(-a.statistic, rel=1e-12)
+    assert b.pvalue == pytest.approx(a.pvalue, rel=1e-12)

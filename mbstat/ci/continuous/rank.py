@@ -191,23 +191,35 @@ class Spearman(PermutableTest):
         return table
 
 
+def _tail_ends(col, order):
+    """For each row i, how many rows rank strictly above it and how many at least as high
+    (ties included) in ``order`` (the rows by decreasing rank): the tail sums of the
+    influence functions weight the tied rows, row i itself among them, by one half (the
+    mid-distribution function F(x-) + P(x) / 2), which keeps them odd under reversing a
+    column's order (ranks n + 1 - R): with the tied rows counted whole, the statistic moved
+    by about 1 / n when a variable's sign was flipped."""
+    key = -col[order]
+    return (np.searchsorted(key, -col, side="left"), np.searchsorted(key, -col, side="right"))
+
+
 def spearman_influence(R) -> tuple:
     """Spearman's correlations (p, p) of the columns of the ranks R (n, p) and their
     empirical influence functions (n, p, p): for columns a, b with centred grades
     u = (R_a - (n + 1) / 2) / n, v likewise,
-    IF_i = 12 [u_i v_i + mean_j 1{R_a,j >= R_a,i} v_j + mean_j 1{R_b,j >= R_b,i} u_j] - 3 r
+    IF_i = 12 [u_i v_i + mean_j w_a,ij v_j + mean_j w_b,ij u_j] - 3 r, w_a,ij = 1{R_a,j > R_a,i}
+    + 1{R_a,j = R_a,i} / 2 (:func:`_tail_ends`)
     (the von Mises derivative of 12 E[(F_a(A) - 1/2)(F_b(B) - 1/2)]; Hoeffding 1948),
     centred over the rows."""
     n, p = R.shape
     U = (R - (n + 1.0) / 2.0) / n
     r = np.corrcoef(R, rowvar=False)
-    # tail[a][:, b]: mean over the rows j with R_a,j >= R_a,i of u_b,j, for every row i
+    # tail[a][:, b]: mean over the rows j of u_b,j weighted 1{R_a,j > R_a,i} + 1{= R_a,i}/2
     tail = np.empty((p, n, p))
     for a in range(p):
         order = np.argsort(-R[:, a], kind="stable")
-        cum = np.cumsum(U[order], axis=0)
-        upto = np.searchsorted(-R[order, a], -R[:, a], side="right")  # ties: all of them
-        tail[a] = cum[upto - 1] / n
+        cum = np.vstack([np.zeros((1, p)), np.cumsum(U[order], axis=0)])
+        above, upto = _tail_ends(R[:, a], order)
+        tail[a] = (cum[above] + cum[upto]) / (2.0 * n)
     IF = 12.0 * (U[:, :, None] * U[:, None, :] + tail.transpose(1, 0, 2)
                  + tail.transpose(1, 2, 0)) - 3.0 * r
     IF -= IF.mean(axis=0)
@@ -305,13 +317,13 @@ class InfluenceMoments:
         return bool(self._spread[list(cols)].all())
 
     def _tail(self, a: int):
-        """(order of column a's rows by decreasing rank, each row's tail end in it)."""
+        """(order of column a's rows by decreasing rank, each row's two tail ends in it:
+        :func:`_tail_ends`)."""
         hit = self._tails.get(a)
         if hit is None:
             col = self._ranks[:, a]
             order = np.argsort(-col, kind="stable")
-            upto = np.searchsorted(-col[order], -col, side="right")  # ties: all of them
-            hit = self._tails[a] = (order, upto - 1)
+            hit = self._tails[a] = (order, *_tail_ends(col, order))
         return hit
 
     def pair(self, a: int, b: int) -> np.ndarray:
@@ -323,11 +335,10 @@ class InfluenceMoments:
         a, b = key
         u = self.grades
         n = float(self.n)
-        oa, ta = self._tail(a)
-        ob, tb = self._tail(b)
         g = u[:, a] * u[:, b]
-        g += np.cumsum(u[oa, b])[ta] / n
-        g += np.cumsum(u[ob, a])[tb] / n
+        for (order, above, upto), col in ((self._tail(a), b), (self._tail(b), a)):
+            cum = np.concatenate([[0.0], np.cumsum(u[order, col])])
+            g += (cum[above] + cum[upto]) / (2.0 * n)
         g -= g.mean()
         with self._lock:
             self._pairs[key] = g
