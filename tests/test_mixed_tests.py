@@ -336,7 +336,7 @@ def test_f_sf_logsf_equals_mpmath_in_the_far_tail():
     # log I_x(df2 / 2, df1 / 2) against mpmath's 50-digit incomplete beta, from p ~ 1e-200
     # (log(p) of scipy's betainc) to p ~ 1e-4000 (the continued fraction) and p near 1
     mpmath = pytest.importorskip("mpmath")
-    from mbstat.ci.continuous.regression import f_sf_logsf
+    from mbstat.ci.chi2 import f_sf_logsf
     mpmath.mp.dps = 50
     for df1, df2, left in [(1, 10, 1e-40), (1, 500, 1e-3), (3, 1000, 0.3), (20, 19, 1e-200),
                            (5, 3000, 0.5), (40, 7, 1e-300), (1, 5, 0.999999)]:

@@ -37,7 +37,7 @@ from ..result import ASYMPTOTIC, NOTES, PERMUTATION, SKIPPED, results_table
 from ._design import PERMUTATION_NOTE, PermutableTest, chi2_table, dummies
 from .moments import WELL_POSED, column_moments
 
-__all__ = ["RegressionLR", "MODELS", "f_sf_logsf", "fit_logit"]
+__all__ = ["RegressionLR", "MODELS", "fit_logit"]
 
 #: ``model`` of the regression test: "auto" picks by the target's kind and levels.
 MODELS = ("auto", "gaussian", "logistic", "multinomial")
